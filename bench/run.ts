@@ -1,0 +1,32 @@
+/**
+ * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
+ * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow)
+ */
+import { availableParallelism, cpus } from 'node:os';
+
+type Suite = (log: (line: string) => void) => Promise<Record<string, number>>;
+
+const suites: Record<string, () => Promise<{ default: Suite }>> = {
+  crypto: () => import('./crypto.ts'),
+  pow: () => import('./pow.ts'),
+};
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const names = wanted.length > 0 ? wanted : Object.keys(suites);
+console.log(`bench: node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown cpu'})`);
+const all: Record<string, number> = {};
+for (const name of names) {
+  const load = suites[name];
+  if (!load) {
+    console.error(`bench: unknown suite "${name}" (have: ${Object.keys(suites).join(', ')})`);
+    process.exit(2);
+  }
+  console.log(`\n== ${name} ==`);
+  const started = performance.now();
+  const figures = await (await load()).default((line) => console.log(line));
+  for (const [k, v] of Object.entries(figures)) all[`${name}.${k}`] = v;
+  console.log(`(${name}: ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+}
+console.log('\nbench: figures (JSON)');
+console.log(JSON.stringify(all, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(4)) : v), 1));

@@ -1,0 +1,68 @@
+import { ProtocolError } from './errors.ts';
+
+const HEX_CHARS = '0123456789abcdef';
+const BYTE_TO_HEX: string[] = Array.from({ length: 256 }, (_, i) => HEX_CHARS[i >> 4]! + HEX_CHARS[i & 15]!);
+
+function nibble(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48; // 0-9
+  if (code >= 97 && code <= 102) return code - 87; // a-f
+  return -1;
+}
+
+/** Lowercase hex of the bytes. */
+export function bytesToHex(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i++) out += BYTE_TO_HEX[bytes[i]!];
+  return out;
+}
+
+/**
+ * Strict decoder: lowercase hex only (the protocol's wire form), even length, and, when given,
+ * exactly `byteLength` bytes. `field` names the field in the error.
+ */
+export function hexToBytes(hex: string, byteLength?: number, field?: string): Uint8Array {
+  if (typeof hex !== 'string') throw new ProtocolError('ERR_FIELD_TYPE', 'expected a hex string', field);
+  if (hex.length % 2 !== 0) throw new ProtocolError('ERR_HEX', 'hex string has an odd length', field);
+  if (byteLength !== undefined && hex.length !== byteLength * 2) {
+    throw new ProtocolError('ERR_HEX', `expected ${byteLength * 2} hex characters, got ${hex.length}`, field);
+  }
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) {
+    const hi = nibble(hex.charCodeAt(2 * i));
+    const lo = nibble(hex.charCodeAt(2 * i + 1));
+    if (hi < 0 || lo < 0) throw new ProtocolError('ERR_HEX', 'not lowercase hex', field);
+    out[i] = (hi << 4) | lo;
+  }
+  return out;
+}
+
+/** True when `s` is lowercase hex of exactly `byteLength` bytes. */
+export function isHex(s: unknown, byteLength: number): s is string {
+  if (typeof s !== 'string' || s.length !== byteLength * 2) return false;
+  for (let i = 0; i < s.length; i++) if (nibble(s.charCodeAt(i)) < 0) return false;
+  return true;
+}
+
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  let len = 0;
+  for (const p of parts) len += p.length;
+  const out = new Uint8Array(len);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+const utf8Encoder = new TextEncoder();
+export function utf8(s: string): Uint8Array {
+  return utf8Encoder.encode(s);
+}

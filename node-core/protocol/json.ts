@@ -1,0 +1,273 @@
+import { ProtocolError } from './errors.ts';
+
+/**
+ * Lossless JSON (decisions D3, protocol.md section 5.4).
+ *
+ * `JSON.parse` rounds integers above 2^53 and drops the exact text of values. This parser:
+ * - returns integer literals outside the safe range as `bigint` (safe ones stay `number`, so ordinary
+ *   fields such as thresholds keep their usual type);
+ * - can hand back the exact source text of chosen values as `RawJson` (state-chain values are hashed
+ *   byte for byte as submitted, protocol.md section 7.2);
+ * - refuses what JSON refuses (trailing commas, comments, lone surrogates in escapes are kept as
+ *   JSON allows), and bounds nesting depth so hostile input cannot exhaust the stack.
+ */
+export class RawJson {
+  /** Exact source text of the value, whitespace included. */
+  readonly text: string;
+  /** The parsed value (lossless, as the rest of the document). */
+  readonly value: JsonValue;
+  constructor(text: string, value: JsonValue) {
+    this.text = text;
+    this.value = value;
+  }
+}
+
+export type JsonValue =
+  null | boolean | number | bigint | string | RawJson | JsonValue[] | { [key: string]: JsonValue };
+
+export type JsonPath = readonly (string | number)[];
+
+export interface ParseOptions {
+  /** Return a RawJson for values at paths where this answers true. */
+  raw?: (path: JsonPath) => boolean;
+  /** Maximum nesting of arrays and objects (default 64). */
+  maxDepth?: number;
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+class Parser {
+  private i = 0;
+  private readonly text: string;
+  private readonly opts: ParseOptions;
+  private readonly maxDepth: number;
+  private readonly path: (string | number)[] = [];
+
+  constructor(text: string, opts: ParseOptions) {
+    this.text = text;
+    this.opts = opts;
+    this.maxDepth = opts.maxDepth ?? 64;
+  }
+
+  parseDocument(): JsonValue {
+    this.skipWs();
+    const v = this.value(0);
+    this.skipWs();
+    if (this.i !== this.text.length) this.fail('unexpected text after the JSON value');
+    return v;
+  }
+
+  private fail(msg: string): never {
+    throw new ProtocolError('ERR_JSON', `${msg} at position ${this.i}`);
+  }
+
+  private skipWs(): void {
+    while (this.i < this.text.length && WS.has(this.text.charCodeAt(this.i))) this.i++;
+  }
+
+  private value(depth: number): JsonValue {
+    const start = this.i;
+    const v = this.bareValue(depth);
+    if (this.opts.raw?.(this.path)) return new RawJson(this.text.slice(start, this.i), v);
+    return v;
+  }
+
+  private bareValue(depth: number): JsonValue {
+    const c = this.text.charCodeAt(this.i);
+    if (c === 0x7b) return this.object(depth + 1);
+    if (c === 0x5b) return this.array(depth + 1);
+    if (c === 0x22) return this.string();
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.number();
+    if (this.text.startsWith('true', this.i)) return ((this.i += 4), true);
+    if (this.text.startsWith('false', this.i)) return ((this.i += 5), false);
+    if (this.text.startsWith('null', this.i)) return ((this.i += 4), null);
+    return this.fail(this.i >= this.text.length ? 'unexpected end of JSON' : 'unexpected character');
+  }
+
+  private object(depth: number): { [key: string]: JsonValue } {
+    if (depth > this.maxDepth) this.fail('JSON nested too deeply');
+    this.i++; // {
+    // A null-prototype object: keys such as "__proto__" are plain data, never a prototype change.
+    const out: { [key: string]: JsonValue } = Object.create(null) as { [key: string]: JsonValue };
+    this.skipWs();
+    if (this.text.charCodeAt(this.i) === 0x7d) return (this.i++, out);
+    for (;;) {
+      this.skipWs();
+      if (this.text.charCodeAt(this.i) !== 0x22) this.fail('expected a string key');
+      const key = this.string();
+      this.skipWs();
+      if (this.text.charCodeAt(this.i) !== 0x3a) this.fail("expected ':'");
+      this.i++;
+      this.skipWs();
+      this.path.push(key);
+      out[key] = this.value(depth);
+      this.path.pop();
+      this.skipWs();
+      const c = this.text.charCodeAt(this.i);
+      if (c === 0x2c) {
+        this.i++;
+        continue;
+      }
+      if (c === 0x7d) return (this.i++, out);
+      this.fail("expected ',' or '}'");
+    }
+  }
+
+  private array(depth: number): JsonValue[] {
+    if (depth > this.maxDepth) this.fail('JSON nested too deeply');
+    this.i++; // [
+    const out: JsonValue[] = [];
+    this.skipWs();
+    if (this.text.charCodeAt(this.i) === 0x5d) return (this.i++, out);
+    for (;;) {
+      this.skipWs();
+      this.path.push(out.length);
+      out.push(this.value(depth));
+      this.path.pop();
+      this.skipWs();
+      const c = this.text.charCodeAt(this.i);
+      if (c === 0x2c) {
+        this.i++;
+        continue;
+      }
+      if (c === 0x5d) return (this.i++, out);
+      this.fail("expected ',' or ']'");
+    }
+  }
+
+  private string(): string {
+    const start = ++this.i; // opening quote
+    // Fast path: no escapes.
+    for (;;) {
+      if (this.i >= this.text.length) this.fail('unterminated string');
+      const c = this.text.charCodeAt(this.i);
+      if (c === 0x22) {
+        const s = this.text.slice(start, this.i);
+        this.i++;
+        return s;
+      }
+      if (c === 0x5c) break;
+      if (c < 0x20) this.fail('control character in string');
+      this.i++;
+    }
+    // Slow path with escapes: JSON.parse handles exactly the JSON escape grammar.
+    let j = this.i;
+    for (;;) {
+      if (j >= this.text.length) this.fail('unterminated string');
+      const c = this.text.charCodeAt(j);
+      if (c === 0x5c) j += 2;
+      else if (c === 0x22) break;
+      else {
+        if (c < 0x20) this.fail('control character in string');
+        j++;
+      }
+    }
+    let s: string;
+    try {
+      s = JSON.parse(this.text.slice(start - 1, j + 1)) as string;
+    } catch {
+      this.fail('bad escape in string');
+    }
+    this.i = j + 1;
+    return s;
+  }
+
+  private number(): number | bigint {
+    const start = this.i;
+    if (this.text.charCodeAt(this.i) === 0x2d) this.i++;
+    const intStart = this.i;
+    while (this.isDigit()) this.i++;
+    const intLen = this.i - intStart;
+    if (intLen === 0) this.fail('bad number');
+    if (intLen > 1 && this.text.charCodeAt(intStart) === 0x30) this.fail('leading zero in number');
+    let isInt = true;
+    if (this.text.charCodeAt(this.i) === 0x2e) {
+      isInt = false;
+      this.i++;
+      const f = this.i;
+      while (this.isDigit()) this.i++;
+      if (this.i === f) this.fail('bad fraction');
+    }
+    const e = this.text.charCodeAt(this.i);
+    if (e === 0x65 || e === 0x45) {
+      isInt = false;
+      this.i++;
+      const s = this.text.charCodeAt(this.i);
+      if (s === 0x2b || s === 0x2d) this.i++;
+      const d = this.i;
+      while (this.isDigit()) this.i++;
+      if (this.i === d) this.fail('bad exponent');
+    }
+    const lit = this.text.slice(start, this.i);
+    if (isInt) {
+      const n = Number(lit);
+      return Number.isSafeInteger(n) ? n : BigInt(lit);
+    }
+    return Number(lit);
+  }
+
+  private isDigit(): boolean {
+    const c = this.text.charCodeAt(this.i);
+    return c >= 0x30 && c <= 0x39;
+  }
+}
+
+/** Parses JSON text losslessly. Throws ProtocolError('ERR_JSON') on malformed input. */
+export function parseJson(text: string, opts: ParseOptions = {}): JsonValue {
+  return new Parser(text, opts).parseDocument();
+}
+
+/**
+ * Serializes to compact JSON: bigint as bare digits (every digit, never exponent form), RawJson as
+ * its exact text, `undefined` object members omitted. Refuses non-finite numbers and integral
+ * numbers beyond 2^53 (they have already lost precision: such values must be bigint).
+ */
+export function stringifyJson(value: unknown): string {
+  const parts: string[] = [];
+  write(value, parts);
+  return parts.join('');
+}
+
+function write(v: unknown, out: string[]): void {
+  switch (typeof v) {
+    case 'bigint':
+      out.push(v.toString());
+      return;
+    case 'number':
+      if (!Number.isFinite(v)) throw new TypeError('cannot serialize a non-finite number');
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
+        throw new TypeError(`integer ${v} exceeds 2^53: use bigint`);
+      }
+      out.push(JSON.stringify(v));
+      return;
+    case 'string':
+    case 'boolean':
+      out.push(JSON.stringify(v));
+      return;
+    case 'object':
+      if (v === null) out.push('null');
+      else if (v instanceof RawJson) out.push(v.text);
+      else if (Array.isArray(v)) {
+        out.push('[');
+        v.forEach((item, i) => {
+          if (i > 0) out.push(',');
+          write(item === undefined ? null : item, out);
+        });
+        out.push(']');
+      } else {
+        out.push('{');
+        let first = true;
+        for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
+          if (item === undefined) continue;
+          if (!first) out.push(',');
+          first = false;
+          out.push(JSON.stringify(k), ':');
+          write(item, out);
+        }
+        out.push('}');
+      }
+      return;
+    default:
+      throw new TypeError(`cannot serialize a ${typeof v}`);
+  }
+}
