@@ -15,3 +15,4 @@ export * from './block-json.ts';
 export * from './block-sign.ts';
 export * from './statechain.ts';
 export * from './payloads.ts';
+export * from './vote.ts';

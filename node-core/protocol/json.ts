@@ -218,17 +218,17 @@ export function parseJson(text: string, opts: ParseOptions = {}): JsonValue {
 }
 
 /**
- * Serializes to compact JSON: bigint as bare digits (every digit, never exponent form), RawJson as
+ * Serializes to JSON (compact, or indented by `indent` spaces): bigint as bare digits (every digit, never exponent form), RawJson as
  * its exact text, `undefined` object members omitted. Refuses non-finite numbers and integral
  * numbers beyond 2^53 (they have already lost precision: such values must be bigint).
  */
-export function stringifyJson(value: unknown): string {
+export function stringifyJson(value: unknown, indent = 0): string {
   const parts: string[] = [];
-  write(value, parts);
+  write(value, parts, indent > 0 ? ' '.repeat(indent) : '', '');
   return parts.join('');
 }
 
-function write(v: unknown, out: string[]): void {
+function write(v: unknown, out: string[], step: string, pad: string): void {
   switch (typeof v) {
     case 'bigint':
       out.push(v.toString());
@@ -248,23 +248,27 @@ function write(v: unknown, out: string[]): void {
       if (v === null) out.push('null');
       else if (v instanceof RawJson) out.push(v.text);
       else if (Array.isArray(v)) {
+        if (v.length === 0) return void out.push('[]');
+        const inner = pad + step;
         out.push('[');
         v.forEach((item, i) => {
           if (i > 0) out.push(',');
-          write(item === undefined ? null : item, out);
+          if (step) out.push('\n', inner);
+          write(item === undefined ? null : item, out, step, inner);
         });
-        out.push(']');
+        out.push(step ? `\n${pad}]` : ']');
       } else {
+        const entries = Object.entries(v as Record<string, unknown>).filter(([, item]) => item !== undefined);
+        if (entries.length === 0) return void out.push('{}');
+        const inner = pad + step;
         out.push('{');
-        let first = true;
-        for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
-          if (item === undefined) continue;
-          if (!first) out.push(',');
-          first = false;
-          out.push(JSON.stringify(k), ':');
-          write(item, out);
-        }
-        out.push('}');
+        entries.forEach(([k, item], i) => {
+          if (i > 0) out.push(',');
+          if (step) out.push('\n', inner);
+          out.push(JSON.stringify(k), step ? ': ' : ':');
+          write(item, out, step, inner);
+        });
+        out.push(step ? `\n${pad}}` : '}');
       }
       return;
     default:

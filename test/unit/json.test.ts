@@ -128,3 +128,11 @@ describe('lossless JSON', () => {
     }
   });
 });
+
+describe('indented output', () => {
+  it('matches JSON.stringify with an indent for ordinary values, and keeps bigint digits', () => {
+    const v = { a: [1, { b: 'x', c: [] }], d: {}, e: null, f: true };
+    expect(stringifyJson(v, 2)).toBe(JSON.stringify(v, null, 2));
+    expect(stringifyJson({ n: 18446744073709551615n }, 2)).toBe('{\n  "n": 18446744073709551615\n}');
+  });
+});

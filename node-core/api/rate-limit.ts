@@ -1,0 +1,188 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
+
+/**
+ * Per-client token buckets, one per request class. The API is open to local scripts and, when bound
+ * beyond loopback, to the network: a cheap flood of reads must not starve block submission, and a
+ * flood of writes must not keep the node busy validating, so each class has its own bucket.
+ */
+export type RateClass = 'read' | 'write' | 'probe';
+
+export interface BucketRate {
+  /** Tokens added per second. */
+  readonly perSecond: number;
+  /** Bucket size: how many requests may arrive at once after a quiet spell. */
+  readonly burst: number;
+}
+
+export const DEFAULT_RATES: Readonly<Record<RateClass, BucketRate>> = {
+  read: { perSecond: 200, burst: 1000 },
+  write: { perSecond: 10, burst: 50 },
+  probe: { perSecond: 20, burst: 100 },
+};
+
+export interface RateLimitOptions {
+  /** Override some class rates (tests, or an operator's setting). */
+  rates?: Partial<Record<RateClass, BucketRate>>;
+  /** Most client IPs tracked at once (default 100,000); a new IP beyond that is refused. */
+  maxClients?: number;
+  /** How often idle, full buckets are dropped (default 5 minutes). */
+  sweepIntervalMs?: number;
+  /** Clock in milliseconds (default Date.now); injectable for tests. */
+  now?: () => number;
+}
+
+export type TakeResult = { readonly ok: true } | { readonly ok: false; readonly retryAfterSeconds: number };
+
+interface Bucket {
+  tokens: number;
+  /** When `tokens` was last brought up to date (ms). */
+  at: number;
+}
+
+type ClientBuckets = Partial<Record<RateClass, Bucket>>;
+
+const DEFAULT_MAX_CLIENTS = 100_000;
+const DEFAULT_SWEEP_MS = 5 * 60_000;
+
+export class RateLimiter {
+  private readonly rates: Readonly<Record<RateClass, BucketRate>>;
+  private readonly maxClients: number;
+  private readonly sweepIntervalMs: number;
+  private readonly now: () => number;
+  private readonly clients = new Map<string, ClientBuckets>();
+  private nextSweepAt: number;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(opts: RateLimitOptions = {}) {
+    const rates = { ...DEFAULT_RATES };
+    for (const cls of Object.keys(rates) as RateClass[]) {
+      const r = opts.rates?.[cls];
+      if (r === undefined) continue;
+      if (!(r.perSecond > 0) || !(r.burst >= 1)) throw new RangeError(`bad rate for class ${cls}`);
+      rates[cls] = r;
+    }
+    this.rates = rates;
+    this.maxClients = opts.maxClients ?? DEFAULT_MAX_CLIENTS;
+    this.sweepIntervalMs = opts.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
+    this.now = opts.now ?? Date.now;
+    this.nextSweepAt = this.now() + this.sweepIntervalMs;
+    // unref: the sweep must never keep the process alive on its own.
+    this.timer = setInterval(() => {
+      this.sweep();
+    }, this.sweepIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Number of client IPs currently tracked. */
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** Spends one token of `cls` for `ip`, or says how long until one is available. */
+  take(ip: string, cls: RateClass): TakeResult {
+    const now = this.now();
+    let client = this.clients.get(ip);
+    if (client === undefined) {
+      if (this.clients.size >= this.maxClients) {
+        // Refusing the newcomer (rather than evicting someone) keeps existing clients' limits intact
+        // when an attacker rotates source addresses.
+        return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((this.nextSweepAt - now) / 1000)) };
+      }
+      client = {};
+      this.clients.set(ip, client);
+    }
+    const rate = this.rates[cls];
+    let bucket = client[cls];
+    if (bucket === undefined) {
+      bucket = { tokens: rate.burst, at: now };
+      client[cls] = bucket;
+    }
+    refill(bucket, rate, now);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return { ok: true };
+    }
+    const seconds = (1 - bucket.tokens) / rate.perSecond;
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(seconds)) };
+  }
+
+  /** Drops clients whose every bucket has refilled (they are indistinguishable from new ones). */
+  sweep(): number {
+    const now = this.now();
+    this.nextSweepAt = now + this.sweepIntervalMs;
+    let dropped = 0;
+    for (const [ip, client] of this.clients) {
+      let idle = true;
+      for (const cls of Object.keys(client) as RateClass[]) {
+        const bucket = client[cls];
+        if (bucket === undefined) continue;
+        const rate = this.rates[cls];
+        refill(bucket, rate, now);
+        if (bucket.tokens < rate.burst) {
+          idle = false;
+          break;
+        }
+      }
+      if (idle) {
+        this.clients.delete(ip);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  /** Stops the sweep timer (the server calls this on close). */
+  close(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+function refill(bucket: Bucket, rate: BucketRate, now: number): void {
+  // A clock that steps backwards adds nothing (and does not remove tokens).
+  const elapsed = Math.max(0, now - bucket.at);
+  bucket.tokens = Math.min(rate.burst, bucket.tokens + (elapsed * rate.perSecond) / 1000);
+  bucket.at = Math.max(bucket.at, now);
+}
+
+/** True for 127.0.0.0/8, ::1 and their IPv4-mapped IPv6 forms. */
+export function isLoopback(addr: string): boolean {
+  const a = stripMapped(addr.toLowerCase());
+  return a === '::1' || (isIP(a) === 4 && a.startsWith('127.'));
+}
+
+function stripMapped(addr: string): string {
+  return addr.startsWith('::ffff:') && isIP(addr.slice(7)) === 4 ? addr.slice(7) : addr;
+}
+
+function normalizeIp(addr: string): string {
+  return stripMapped(addr.trim().toLowerCase());
+}
+
+function firstHeader(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+/**
+ * The client address that rate limits apply to. Forwarding headers are believed only from a loopback
+ * peer (a local reverse proxy); from anywhere else they are attacker-chosen. The RIGHTMOST
+ * X-Forwarded-For entry is the one our proxy appended; entries to its left come from the client.
+ * A header value that is not an IP address is ignored rather than trusted as a bucket key.
+ */
+export function clientIp(peer: string | undefined, headers: IncomingHttpHeaders): string {
+  const peerIp = normalizeIp(peer ?? '');
+  if (peerIp !== '' && isLoopback(peerIp)) {
+    const xff = firstHeader(headers['x-forwarded-for']);
+    if (xff !== undefined) {
+      const last = normalizeIp(xff.split(',').at(-1) ?? '');
+      if (isIP(last) !== 0) return last;
+    }
+    const real = firstHeader(headers['x-real-ip']);
+    if (real !== undefined) {
+      const ip = normalizeIp(real);
+      if (isIP(ip) !== 0) return ip;
+    }
+  }
+  return peerIp === '' ? 'unknown' : peerIp;
+}

@@ -1,0 +1,94 @@
+import type { LedgerNode } from '../../node.ts';
+import { blockToJson } from '../../protocol/block-json.ts';
+import type { StoredBlock } from '../../ledger/ledger.ts';
+import { ApiError } from '../errors.ts';
+import { defineRoute, type RouteDef } from '../route-table.ts';
+import { addressParams, balanceMap, balancesSchema, errorSchema, lower, page, type Page, pageQuery } from './common.ts';
+
+/** The contract's Accounts table (node form). */
+
+export function storedBlockJson(b: StoredBlock): Record<string, unknown> {
+  return { ...blockToJson(b.block, 'node'), finalized: b.finalized };
+}
+
+export function accountRoutes(node: LedgerNode): RouteDef[] {
+  return [
+    defineRoute<{ query: Page }>({
+      method: 'GET',
+      path: '/accounts',
+      description: 'accounts sorted by address, with balances, block count and frontier',
+      auth: 'none',
+      schema: { querystring: pageQuery },
+      async handler(req) {
+        const { offset, limit } = page(req.query);
+        return node.ledger.listAccounts(offset, limit).map(({ address, account }) => ({
+          address,
+          balances: balanceMap(account.balances),
+          block_count: account.height,
+          frontier: account.frontier,
+          representative: account.representative,
+          last_block_timestamp: account.last_timestamp,
+        }));
+      },
+    }),
+    defineRoute<{ params: { address: string } }>({
+      method: 'GET',
+      path: '/accounts/:address/balance',
+      description: 'balances of an account: non-zero assets, as decimal strings of micro-units',
+      auth: 'none',
+      schema: { params: addressParams, response: { 200: balancesSchema, 404: errorSchema } },
+      async handler(req) {
+        const acct = node.ledger.getAccount(lower(req.params.address));
+        if (!acct) throw ApiError.notFound('account not found');
+        return balanceMap(acct.balances);
+      },
+    }),
+    defineRoute<{ params: { address: string }; query: Page }>({
+      method: 'GET',
+      path: '/accounts/:address/chain',
+      description: 'blocks of an account, oldest first; X-Total-Count gives the chain length',
+      auth: 'none',
+      schema: { params: addressParams, querystring: pageQuery },
+      async handler(req, reply) {
+        const { offset, limit } = page(req.query);
+        const chain = node.ledger.getChain(lower(req.params.address), offset, limit);
+        if (!chain) throw ApiError.notFound('account not found');
+        reply.header('x-total-count', String(chain.total));
+        return chain.blocks.map(storedBlockJson);
+      },
+    }),
+    defineRoute<{ params: { address: string } }>({
+      method: 'GET',
+      path: '/accounts/:address/keyset',
+      description: 'multisig keyset of an account',
+      auth: 'none',
+      schema: { params: addressParams },
+      async handler(req) {
+        const acct = node.ledger.getAccount(lower(req.params.address));
+        if (!acct?.keyset) throw ApiError.notFound('not a multisig account');
+        return { keys: acct.keyset.keys, threshold: acct.keyset.threshold };
+      },
+    }),
+    defineRoute<{ params: { address: string } }>({
+      method: 'GET',
+      path: '/accounts/:address/reputation',
+      description: 'lease reputation of an account (derived from its leases)',
+      auth: 'none',
+      schema: { params: addressParams },
+      async handler() {
+        // Reputation is derived from lease records; this node accepts no lease blocks yet.
+        throw ApiError.notFound('no reputation activity');
+      },
+    }),
+    defineRoute<{ query: Page }>({
+      method: 'GET',
+      path: '/reputation',
+      description: 'lease reputations of all accounts, by address',
+      auth: 'none',
+      schema: { querystring: pageQuery },
+      async handler() {
+        return {};
+      },
+    }),
+  ];
+}

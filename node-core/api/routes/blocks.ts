@@ -1,0 +1,134 @@
+import type { LedgerNode } from '../../node.ts';
+import { blockToJson, decodeBlock } from '../../protocol/block-json.ts';
+import { type BlockType } from '../../protocol/block.ts';
+import { ProtocolError } from '../../protocol/errors.ts';
+import { LedgerError } from '../../ledger/errors.ts';
+import { ApiError } from '../errors.ts';
+import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
+import { errorSchema, hex64, lower, MAX_LIMIT, DEFAULT_LIMIT } from './common.ts';
+import { storedBlockJson } from './accounts.ts';
+
+/** The contract's Blocks table: submission of every block type, lookup, recent blocks. */
+
+export const SUBMITTABLE: readonly BlockType[] = [
+  'claim',
+  'send',
+  'receive',
+  'lease',
+  'lease_accept',
+  'lease_renew',
+  'lease_settle',
+  'lease_cancel',
+  'lease_force_settle',
+  'multisig_open',
+  'multisig_update',
+  'burn',
+  'mint',
+];
+
+const int64 = { oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }] };
+const hex = { type: 'string', pattern: '^[0-9a-fA-F]*$' };
+
+/** The block body (protocol.md section 5.1); 64-bit integers as digits, bare or quoted (decisions D3). */
+export const blockSchema: JsonSchema = {
+  type: 'object',
+  required: ['type', 'account', 'previous', 'balance', 'timestamp', 'asset', 'hash'],
+  properties: {
+    type: { type: 'string' },
+    account: hex,
+    previous: { type: 'string', description: '"0" (or 64 zeros) for an opening block' },
+    balance: int64,
+    timestamp: int64,
+    asset: { type: 'string', enum: ['XE', 'XUSD'] },
+    representative: hex,
+    destination: hex,
+    amount: int64,
+    source: hex,
+    memo: { type: 'string', description: 'send and burn only; at most 64 UTF-8 bytes' },
+    keyset: { type: 'object', properties: { keys: { type: 'array', items: hex }, threshold: { type: 'integer' } } },
+    signatures: { type: 'array', items: { type: 'object', properties: { public_key: hex, signature: hex } } },
+    pub_key: hex,
+    signature: hex,
+    hash: hex,
+    pow_nonce: int64,
+  },
+};
+
+function submitRoute(node: LedgerNode, type: BlockType): RouteDef {
+  return defineRoute({
+    method: 'POST',
+    path: `/blocks/${type}`,
+    description: `submit a signed ${type} block with its proof of work`,
+    auth: 'none',
+    schema: { body: blockSchema, response: { 201: blockSchema, 400: errorSchema, 503: errorSchema } },
+    async handler(req, reply) {
+      const body = req.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw ApiError.badRequest('invalid request body: a block must be a JSON object');
+      }
+      const declared = (body as Record<string, unknown>).type;
+      if (declared !== undefined && declared !== type) throw ApiError.badRequest('block type mismatch');
+      let block;
+      try {
+        block = decodeBlock({ ...(body as Record<string, unknown>), type });
+      } catch (e) {
+        if (e instanceof ProtocolError) throw ApiError.badRequest(`invalid request body: ${e.message}`);
+        throw e;
+      }
+      try {
+        const result = await node.ledger.submit(block, { live: true });
+        reply.code(201);
+        return blockToJson(result.block, 'node');
+      } catch (e) {
+        if (e instanceof LedgerError) throw ApiError.blockRejected(e.reason, e.retryable);
+        if (e instanceof ProtocolError) throw ApiError.blockRejected(e.message, false);
+        throw e;
+      }
+    },
+  });
+}
+
+export function blockRoutes(node: LedgerNode): RouteDef[] {
+  return [
+    defineRoute<{ query: { limit?: number; since?: string } }>({
+      method: 'GET',
+      path: '/blocks/recent',
+      description: 'most recent blocks, newest first; since= keeps blocks after a nanosecond timestamp',
+      auth: 'none',
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: {
+            limit: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT },
+            since: { type: 'string', description: 'Unix nanoseconds' },
+          },
+        },
+      },
+      async handler(req) {
+        const limit = Math.min(req.query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
+        let since: bigint | undefined;
+        if (req.query.since !== undefined) {
+          if (!/^-?[0-9]{1,19}$/.test(req.query.since)) throw ApiError.badRequest('since must be a unix nanosecond timestamp');
+          since = BigInt(req.query.since);
+        }
+        return node.ledger.recentBlocks(limit, since).map(storedBlockJson);
+      },
+    }),
+    defineRoute<{ params: { hash: string } }>({
+      method: 'GET',
+      path: '/blocks/:hash',
+      description: 'a block by hash, with its finalized flag',
+      auth: 'none',
+      schema: {
+        params: { type: 'object', properties: { hash: hex64 }, required: ['hash'] },
+        response: { 200: blockSchema, 404: errorSchema },
+      },
+      async handler(req) {
+        const b = node.ledger.getBlock(lower(req.params.hash));
+        if (!b) throw ApiError.notFound('block not found');
+        return storedBlockJson(b);
+      },
+    }),
+    ...SUBMITTABLE.map((t) => submitRoute(node, t)),
+  ];
+}

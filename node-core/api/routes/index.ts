@@ -1,0 +1,23 @@
+import type { LedgerNode } from '../../node.ts';
+import { defineRoutes, type RouteDef } from '../route-table.ts';
+import { accountRoutes } from './accounts.ts';
+import { blockRoutes } from './blocks.ts';
+import { networkRoutes } from './network.ts';
+import { statechainRoutes } from './statechain.ts';
+
+/**
+ * The node's route table, in manifest order: node and network, accounts, pending and frontiers,
+ * blocks, conflicts and delegation, state chain. One table drives routes, manifest and OpenAPI.
+ */
+export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
+  const net = networkRoutes(node);
+  const pick = (...paths: string[]) => paths.map((p) => net.find((r) => `${r.method} ${r.path}` === p)!);
+  return defineRoutes(
+    pick('GET /node', 'GET /network/activations', 'GET /network/readiness', 'GET /health', 'GET /ready'),
+    accountRoutes(node),
+    pick('GET /frontiers', 'GET /supply', 'GET /pending', 'GET /pending/:address'),
+    blockRoutes(node),
+    pick('GET /conflicts', 'GET /delegation', 'GET /conflicts/:account'),
+    statechainRoutes(node),
+  );
+}

@@ -1,0 +1,340 @@
+import type { LedgerNode } from '../../node.ts';
+import { GENESIS_TIMING_FIELDS } from '../../protocol/block.ts';
+import { formatDifficulty } from '../../protocol/pow.ts';
+import { computeSupply, type SupplyReport } from '../../ledger/supply.ts';
+import { hasQuorum } from '../../consensus/weights.ts';
+import { ApiError } from '../errors.ts';
+import { defineRoute, type RouteDef } from '../route-table.ts';
+import { addressParams, balanceMap, hex64, lower, page, type Page, pageQuery } from './common.ts';
+
+/** The contract's Node and network table (node form). */
+
+const PROTOCOL_VERSION = '1.0.0';
+const KNOWN_FEATURES = ['noop'];
+const SUPPLY_CACHE_MS = 2000;
+const FINALITY_STALL_S = 90;
+
+/** Amounts as digit strings (decisions D3), counts as integers. */
+function supplyJson(r: SupplyReport) {
+  const assets: Record<string, Record<string, unknown>> = {};
+  for (const [asset, a] of Object.entries(r.assets)) {
+    assets[asset] = Object.fromEntries(
+      Object.entries(a).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
+    );
+  }
+  return {
+    genesis_supply: r.genesis_supply.toString(),
+    assets,
+    accounts: r.accounts,
+    blocks: r.blocks,
+    pending: r.pending,
+    conserved: r.conserved,
+    notes: [],
+    stable: r.stable,
+    attempts: r.attempts,
+    computed_at: r.computed_at,
+    duration_ms: r.duration_ms,
+  };
+}
+
+export function networkRoutes(node: LedgerNode): RouteDef[] {
+  let supplyCache: { at: number; body: ReturnType<typeof supplyJson> } | undefined;
+
+  const leaseTiming = () => {
+    const g = node.ledger.getBlock(node.genesisHash)?.block;
+    const v = (f: (typeof GENESIS_TIMING_FIELDS)[number]) => g?.[f] ?? 0n;
+    return {
+      min_duration_secs: v('lease_min_duration_secs'),
+      settle_grace_ns: v('lease_settle_grace_ns'),
+      force_settle_gap_ns: v('lease_force_settle_gap_ns'),
+      escrow_expiry_ns: v('lease_escrow_expiry_ns'),
+      archive_gap_ns: v('lease_archive_gap_ns'),
+      max_attestation_skew_ns: v('max_attestation_skew_ns'),
+    };
+  };
+
+  const readiness = () => {
+    const w = node.consensus.weights();
+    const unfinalized = node.ledger.unfinalizedAccounts().length;
+    const stats = node.consensus.stats;
+    const local = w.weights.get(node.nodeKey.address) ?? 0n;
+    const lastAdvance = stats.last_finality_ns === 0n ? undefined : Number(node.now() - stats.last_finality_ns) / 1e9;
+    let storeOk = true;
+    try {
+      node.store.meta.get('genesis');
+    } catch {
+      storeOk = false;
+    }
+    const checks = [
+      { name: 'live', ok: true, evaluated: true },
+      { name: 'store_readable', ok: storeOk, evaluated: true },
+      // No peers are needed on a network this node can finalize alone.
+      { name: 'peers', ok: true, evaluated: true, detail: 'peer-to-peer networking not started: 0 peers required' },
+      { name: 'synced', ok: true, evaluated: true, detail: 'no peers to sync from' },
+      { name: 'delegated_weight', ok: w.total > 0n, evaluated: true },
+      {
+        name: 'quorum_reachable',
+        ok: unfinalized === 0 || hasQuorum(local, w.total),
+        evaluated: true,
+        detail: `this node's representative holds ${w.total === 0n ? 0 : Number((local * 10000n) / w.total) / 100}% of eligible weight`,
+      },
+      {
+        name: 'finality_advancing',
+        ok: unfinalized === 0 || (lastAdvance !== undefined && lastAdvance <= FINALITY_STALL_S),
+        evaluated: true,
+      },
+    ];
+    return {
+      checks,
+      ready: checks.every((c) => c.ok),
+      total: w.total,
+      local,
+      unfinalized,
+      stall: unfinalized === 0 || lastAdvance === undefined ? 0 : lastAdvance,
+      reps: w.weights.size,
+    };
+  };
+
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/node',
+      description: 'node identity, network, counts, finality and proof-of-work settings',
+      auth: 'none',
+      async handler() {
+        const w = node.consensus.weights();
+        const c = node.ledger.counters.current;
+        const pow = node.statechain.pow;
+        return {
+          id: node.nodeId,
+          address: node.nodeKey.address,
+          public_key: node.nodeKey.pub_key,
+          version: `xe/${node.version}`,
+          network_id: node.statechain.networkId,
+          genesis_hash: node.genesisHash,
+          peers: [],
+          peer_count: 0,
+          accounts: c.accounts,
+          block_count: c.blocks,
+          dropped_blocks: 0,
+          delegation_underflows: c.delegation_underflows,
+          total_delegated_weight: w.total.toString(),
+          representatives: w.weights.size,
+          finality_advances: node.consensus.stats.finality_advances,
+          last_finality_ns: node.consensus.stats.last_finality_ns,
+          pow_difficulty: formatDifficulty(pow.block),
+          chat_pow_difficulty: formatDifficulty(pow.chat),
+          lease_timing: leaseTiming(),
+          certificate: { valid: false },
+          statechain_height: node.statechain.blockCount,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/network/activations',
+      description: 'feature activations scheduled on the state chain and whether each is active',
+      auth: 'none',
+      async handler() {
+        const tip = node.statechain.tip;
+        const features = [...node.statechain.activations].map(([name, a]) => {
+          const active =
+            tip !== undefined &&
+            (a.at_index === undefined || tip.index >= a.at_index) &&
+            (a.not_before_ns === undefined || tip.timestamp >= a.not_before_ns);
+          return { name, at_index: a.at_index, not_before_ns: a.not_before_ns, active, known_to_binary: KNOWN_FEATURES.includes(name) };
+        });
+        const min = node.statechain.kvGet('sys.min_protocol_version');
+        return {
+          tip_index: tip?.index ?? 0n,
+          tip_timestamp: tip?.timestamp ?? 0n,
+          features,
+          known_features: KNOWN_FEATURES,
+          gated_block_types: {},
+          unsupported_active: features.filter((f) => f.active && !f.known_to_binary).map((f) => f.name),
+          unsupported_pending: features.filter((f) => !f.active && !f.known_to_binary).map((f) => f.name),
+          min_protocol_version: min === undefined ? undefined : (JSON.parse(min) as string),
+          protocol_version: PROTOCOL_VERSION,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/network/readiness',
+      description: 'representative weight by software version and by known feature',
+      auth: 'none',
+      async handler() {
+        const w = node.consensus.weights();
+        // Only this node's own representative can be resolved to a version until peers exist.
+        const own = w.weights.get(node.nodeKey.address) ?? 0n;
+        const readyMilli = w.total === 0n ? 0 : Number((own * 1000n) / w.total);
+        return {
+          total_weight: w.total.toString(),
+          feature_weight: Object.fromEntries(KNOWN_FEATURES.map((f) => [f, own.toString()])),
+          feature_ready_milli: Object.fromEntries(KNOWN_FEATURES.map((f) => [f, readyMilli])),
+          version_weight: own > 0n ? [{ version: node.version, weight: own.toString() }] : [],
+          unknown_weight: (w.total - own).toString(),
+          resolved_reps: own > 0n ? 1 : 0,
+          total_reps: w.weights.size,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/health',
+      description: 'liveness of the process (never depends on peers or consensus)',
+      auth: 'none',
+      pretty: true,
+      noStore: true,
+      async handler(_req, reply) {
+        let storeOk = true;
+        try {
+          node.store.meta.get('genesis');
+        } catch {
+          storeOk = false;
+        }
+        if (!storeOk) reply.code(503);
+        return {
+          status: storeOk ? 'ok' : 'unhealthy',
+          ok: storeOk,
+          version: node.version,
+          network_id: node.statechain.networkId,
+          node_id: node.nodeId,
+          uptime_seconds: (Date.now() - node.startedAt) / 1000,
+          checks: [
+            { name: 'serving', ok: true, evaluated: true },
+            { name: 'store_readable', ok: storeOk, evaluated: true },
+          ],
+          note: 'liveness only: see /ready for consensus and sync checks',
+        };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/ready',
+      description: 'readiness: store, peers, sync, delegated weight, quorum and finality checks',
+      auth: 'none',
+      pretty: true,
+      noStore: true,
+      async handler(_req, reply) {
+        const r = readiness();
+        if (!r.ready) reply.code(503);
+        return {
+          status: r.ready ? 'ready' : 'not_ready',
+          ready: r.ready,
+          checks: r.checks,
+          peer_count: 0,
+          delegated_weight_micro_xe: r.total.toString(),
+          active_representative_weight_micro_xe: r.local.toString(),
+          representatives: r.reps,
+          active_representatives: r.local > 0n ? 1 : 0,
+          quorum_margin_ratio: r.total === 0n ? -0.67 : Number((r.local * 10000n) / r.total) / 10000 - 0.67,
+          finality_stall_seconds: r.stall,
+          finality_advances: node.consensus.stats.finality_advances,
+          unfinalized_positions: r.unfinalized,
+          conflicts_open: 0,
+          sync: { blocks_known: node.ledger.counters.current.blocks, blocks_left: 0, estimate_seconds: 0 },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/supply',
+      description: 'supply per asset and whether the conservation identity holds',
+      auth: 'none',
+      async handler() {
+        const now = Date.now();
+        if (!supplyCache || now - supplyCache.at > SUPPLY_CACHE_MS) {
+          supplyCache = { at: now, body: supplyJson(computeSupply(node.ledger, node.now)) };
+        }
+        return supplyCache.body;
+      },
+    }),
+    defineRoute<{ query: Page }>({
+      method: 'GET',
+      path: '/pending',
+      description: 'all pending sends',
+      auth: 'none',
+      schema: { querystring: pageQuery },
+      async handler(req) {
+        const { offset, limit } = page(req.query);
+        return node.ledger.listPending(offset, limit).map((p) => ({
+          hash: p.hash,
+          from: p.from,
+          to: p.destination,
+          amount: p.amount.toString(),
+          asset: p.asset,
+          timestamp: p.timestamp,
+        }));
+      },
+    }),
+    defineRoute<{ params: { address: string }; query: Page }>({
+      method: 'GET',
+      path: '/pending/:address',
+      description: 'pending sends waiting for an account to receive them',
+      auth: 'none',
+      schema: { params: addressParams, querystring: pageQuery },
+      async handler(req) {
+        const { offset, limit } = page(req.query);
+        return node.ledger.pendingFor(lower(req.params.address), offset, limit).map((p) => ({
+          hash: p.hash,
+          from: p.from,
+          amount: p.amount.toString(),
+          asset: p.asset,
+          timestamp: p.timestamp,
+        }));
+      },
+    }),
+    defineRoute<{ query: Page }>({
+      method: 'GET',
+      path: '/frontiers',
+      description: 'map of account address to frontier block hash, sorted by address',
+      auth: 'none',
+      schema: { querystring: pageQuery },
+      async handler(req) {
+        const { offset, limit } = page(req.query);
+        const out: Record<string, string> = {};
+        for (const { address, account } of node.ledger.listAccounts(offset, limit)) out[address] = account.frontier;
+        return out;
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/delegation',
+      description: 'delegated weight per eligible representative',
+      auth: 'none',
+      async handler() {
+        const w = node.consensus.weights();
+        return {
+          weights: balanceMap(Object.fromEntries(w.weights)),
+          total_weight: w.total.toString(),
+          ineligible_weights: balanceMap(Object.fromEntries(w.ineligible)),
+          ineligible_weight: w.ineligibleTotal.toString(),
+          eligibility_restricted: w.restricted,
+          eligibility_failed_open: w.failedOpen,
+        };
+      },
+    }),
+    defineRoute<{ query: Page }>({
+      method: 'GET',
+      path: '/conflicts',
+      description: 'open and recently resolved conflicts (two blocks on one chain position)',
+      auth: 'none',
+      schema: { querystring: pageQuery },
+      async handler() {
+        // A fork is refused at submission on a node without peers, so no conflict is ever recorded.
+        return [];
+      },
+    }),
+    defineRoute<{ params: { account: string } }>({
+      method: 'GET',
+      path: '/conflicts/:account',
+      description: 'conflicts of one account; 404 when it has none',
+      auth: 'none',
+      schema: { params: { type: 'object', properties: { account: hex64 }, required: ['account'] } },
+      async handler() {
+        throw ApiError.notFound('no conflicts for this account');
+      },
+    }),
+  ];
+}

@@ -1,0 +1,117 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
+import { ApiError } from './errors.ts';
+
+/**
+ * Browser-facing protections of the local API (decision D10). The node listens on localhost, which a
+ * web page can reach: the Host check defeats DNS rebinding (a hostile name re-pointed at 127.0.0.1
+ * still carries its own name in Host), CORS lets only the app's own origin read responses, and
+ * operator routes need a bearer token that a page cannot know.
+ */
+export interface SecurityOptions {
+  /** The address the server is bound to; allowed as a Host name besides the loopback names. */
+  bindAddress: string;
+  /** More host names (without port) to accept, e.g. a LAN name the operator chose. */
+  allowedHosts?: readonly string[];
+  /** Exact origins (scheme://host[:port]) allowed to read responses from a browser. */
+  corsOrigins?: readonly string[];
+  /** Bearer token for `auth: 'admin'` routes; undefined (or empty) disables those routes (403). */
+  adminToken?: string;
+}
+
+export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
+export const CORS_ALLOW_HEADERS = 'Content-Type, Authorization, Idempotency-Key, X-Source';
+export const CORS_MAX_AGE_SECONDS = 3600;
+
+/**
+ * Splits a Host header value into its lowercased name and port. IPv6 names keep their brackets
+ * ("[::1]"). Returns undefined for anything malformed (empty name, non-numeric or empty port).
+ */
+export function parseHost(value: string): { name: string; port: number | undefined } | undefined {
+  const v = value.trim().toLowerCase();
+  let name: string;
+  let rest: string;
+  if (v.startsWith('[')) {
+    const end = v.indexOf(']');
+    if (end < 0) return undefined;
+    name = v.slice(0, end + 1);
+    rest = v.slice(end + 1);
+  } else {
+    const colon = v.indexOf(':');
+    name = colon < 0 ? v : v.slice(0, colon);
+    rest = colon < 0 ? '' : v.slice(colon);
+  }
+  if (name === '' || name === '[]') return undefined;
+  if (rest === '') return { name, port: undefined };
+  const m = /^:(\d{1,5})$/.exec(rest);
+  if (m === null) return undefined;
+  const port = Number(m[1]);
+  return port <= 65535 ? { name, port } : undefined;
+}
+
+/** The Host name form of an address: IPv6 literals get brackets. */
+function hostNameOf(address: string): string {
+  const a = address.trim().toLowerCase();
+  return isIP(a) === 6 ? `[${a}]` : a;
+}
+
+function isLoopbackHostName(name: string): boolean {
+  return name === 'localhost' || name === '[::1]' || (isIP(name) === 4 && name.startsWith('127.'));
+}
+
+export interface Security {
+  /** An error for a request whose Host is missing (HTTP/1.1) or not one of ours; else undefined. */
+  checkHost(host: string | undefined, httpVersion: string): ApiError | undefined;
+  /** CORS response headers for this request's Origin, or undefined when it is not an allowed origin. */
+  corsHeaders(origin: string | undefined): Record<string, string> | undefined;
+  /** An error unless `authorization` carries the admin bearer token. */
+  checkAdmin(authorization: string | undefined): ApiError | undefined;
+}
+
+export function createSecurity(opts: SecurityOptions): Security {
+  const allowedNames = new Set<string>([hostNameOf(opts.bindAddress)]);
+  for (const h of opts.allowedHosts ?? []) allowedNames.add(hostNameOf(h));
+  const origins = new Set(opts.corsOrigins ?? []);
+  // Digests have equal length whatever the token's length, as timingSafeEqual requires, and comparing
+  // them leaks nothing useful about the token itself.
+  // An empty token counts as none: it would be guessable.
+  const token = opts.adminToken;
+  const tokenDigest = token === undefined || token === '' ? undefined : sha256(token);
+
+  return {
+    checkHost(host, httpVersion) {
+      if (host === undefined || host.trim() === '') {
+        // HTTP/1.0 clients may omit Host (browsers never do, so rebinding is not at stake).
+        return httpVersion === '1.0' ? undefined : ApiError.badRequest('missing Host header');
+      }
+      const parsed = parseHost(host);
+      if (parsed === undefined) return ApiError.hostNotAllowed();
+      return isLoopbackHostName(parsed.name) || allowedNames.has(parsed.name)
+        ? undefined
+        : ApiError.hostNotAllowed();
+    },
+
+    corsHeaders(origin) {
+      if (origin === undefined || !origins.has(origin)) return undefined;
+      return {
+        'access-control-allow-origin': origin,
+        vary: 'Origin',
+        'access-control-allow-methods': CORS_ALLOW_METHODS,
+        'access-control-allow-headers': CORS_ALLOW_HEADERS,
+        'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
+      };
+    },
+
+    checkAdmin(authorization) {
+      if (tokenDigest === undefined) return ApiError.forbidden();
+      const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
+      const given = m?.[1];
+      if (given === undefined) return ApiError.unauthorized();
+      return timingSafeEqual(sha256(given), tokenDigest) ? undefined : ApiError.unauthorized();
+    },
+  };
+}
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest();
+}

@@ -1,0 +1,302 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import Fastify, { LogController } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseJson, RawJson, stringifyJson } from '../protocol/json.ts';
+import type { JsonValue } from '../protocol/json.ts';
+import { ApiError, toApiError } from './errors.ts';
+import { buildOpenApi } from './openapi.ts';
+import { clientIp, RateLimiter } from './rate-limit.ts';
+import type { RateLimitOptions } from './rate-limit.ts';
+import { buildManifest, createMethodIndex, defineRoutes, rateClassOf } from './route-table.ts';
+import type { ApiRequest, AuthMode, RateClass, RouteDef } from './route-table.ts';
+import { createSecurity } from './security.ts';
+import type { SecurityOptions } from './security.ts';
+
+/**
+ * The node's HTTP server: fastify driven by the route table, with our lossless JSON on both sides,
+ * every error in the node form, and the D10 protections (Host check, CORS, admin token) plus rate
+ * limits applied before any route code runs. Knows nothing about the ledger.
+ */
+export interface ApiServerOptions {
+  routes: readonly RouteDef[];
+  /** A pino (or pino-compatible) logger; false or absent logs nothing. */
+  logger?: FastifyBaseLogger | false;
+  /** Log every request at info level (default false: a busy node would drown its log). */
+  logRequests?: boolean;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  bodyLimit?: number;
+  /** Rate limit settings, or false to turn limits off (`--rate-limit off`). */
+  rateLimit?: RateLimitOptions | false;
+  security: SecurityOptions;
+  /** Name and version shown by `GET /` and in the OpenAPI document. */
+  info?: { name: string; version: string };
+  /** More fields for the `GET /` manifest (network id, address...), computed per request. */
+  manifestExtra?: () => Record<string, unknown>;
+}
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+const DEFAULT_INFO = { name: 'ledger-node', version: '0.0.0' };
+/** Long enough for state-chain keys and hex hashes; fastify's default (100) would 404 them. */
+const MAX_PARAM_LENGTH = 1024;
+
+/** What the hooks need to know about the matched route (kept in fastify's per-route config). */
+interface RouteMeta {
+  readonly auth: AuthMode;
+  readonly rateClass: RateClass;
+  readonly pretty: boolean;
+  readonly noStore: boolean;
+}
+
+function metaOf(request: FastifyRequest): RouteMeta | undefined {
+  return (request.routeOptions.config as { api?: RouteMeta }).api;
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+/**
+ * Re-indents compact JSON text with 2 spaces, exactly as `JSON.stringify(v, null, 2)` lays it out.
+ * Working on the text (not the value) keeps bigint digits and RawJson text as stringifyJson wrote them.
+ */
+export function indentJson(compact: string): string {
+  const out: string[] = [];
+  let depth = 0;
+  const newline = (): string => '\n' + '  '.repeat(depth);
+  for (let i = 0; i < compact.length; i++) {
+    const c = compact.charAt(i);
+    if (c === '"') {
+      let j = i + 1;
+      while (j < compact.length && compact.charAt(j) !== '"') j += compact.charAt(j) === '\\' ? 2 : 1;
+      out.push(compact.slice(i, j + 1));
+      i = j;
+    } else if (c === '{' || c === '[') {
+      let j = i + 1;
+      while (/\s/.test(compact.charAt(j))) j++;
+      if (compact.charAt(j) === (c === '{' ? '}' : ']')) {
+        out.push(c, compact.charAt(j)); // empty container stays "{}" / "[]"
+        i = j;
+      } else {
+        depth++;
+        out.push(c, newline());
+      }
+    } else if (c === '}' || c === ']') {
+      depth--;
+      out.push(newline(), c);
+    } else if (c === ',') out.push(',', newline());
+    else if (c === ':') out.push(': ');
+    else if (!/\s/.test(c)) out.push(c); // whitespace inside RawJson text is re-laid out
+  }
+  return out.join('');
+}
+
+/** The response text of a value: stringifyJson (bigint exact), optionally indented. */
+export function serializeJson(value: unknown, pretty = false): string {
+  const compact = stringifyJson(value);
+  return pretty ? indentJson(compact) : compact;
+}
+
+function sendError(reply: FastifyReply, err: ApiError, pretty: boolean): FastifyReply {
+  reply.code(err.status);
+  for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+  return reply.type(JSON_CONTENT_TYPE).send(serializeJson(err.toBody(), pretty));
+}
+
+// Rejects bytes that are not UTF-8 instead of turning them into U+FFFD (a signed payload would then
+// verify against text the client never sent).
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A request body as lossless JSON; any unreadable body is the one "invalid request body" error.
+ * Numbers the node cannot write back exactly (1e400 is Infinity; 1e21 is an integer beyond 2^53 that
+ * is not a bigint) are refused here: accepted, they would make any later response that echoes or
+ * stores them fail to serialize, turning bad input into a 500.
+ */
+function parseBody(raw: Buffer): JsonValue {
+  let value: JsonValue;
+  try {
+    value = parseJson(utf8.decode(raw));
+  } catch (e) {
+    throw ApiError.invalidBody(e);
+  }
+  if (!representable(value)) throw ApiError.invalidBody();
+  return value;
+}
+
+function representable(v: JsonValue): boolean {
+  if (typeof v === 'number') return Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v));
+  if (typeof v !== 'object' || v === null) return true;
+  if (Array.isArray(v)) return v.every(representable);
+  if (v instanceof RawJson) return representable(v.value);
+  return Object.values(v).every(representable);
+}
+
+/**
+ * Answers malformed HTTP (bad request line, oversized headers, timeouts) in the node's JSON form
+ * rather than fastify's. The socket is all there is at this point: no request object exists yet.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new ApiError('request_timeout')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('headers_too_large')
+        : ApiError.badRequest('malformed HTTP request');
+  const body = serializeJson(e.toBody());
+  if (socket.writable) {
+    socket.end(
+      `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ''}\r\nContent-Type: ${JSON_CONTENT_TYPE}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  } else socket.destroy();
+}
+
+export function createApiServer(opts: ApiServerOptions): FastifyInstance {
+  const info = opts.info ?? DEFAULT_INFO;
+  const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const security = createSecurity(opts.security);
+  const limiter = opts.rateLimit === false ? undefined : new RateLimiter(opts.rateLimit);
+
+  const manifest = buildManifest(opts.routes);
+  const builtins: RouteDef[] = [
+    {
+      method: 'GET',
+      path: '/',
+      description: 'this manifest: node identity and every endpoint',
+      auth: 'none',
+      pretty: true,
+      handler: async () => ({
+        name: info.name,
+        version: info.version,
+        ...opts.manifestExtra?.(),
+        endpoints: manifest,
+      }),
+    },
+    {
+      method: 'GET',
+      path: '/openapi.json',
+      description: 'the OpenAPI 3.1 document of this API',
+      auth: 'none',
+      handler: async () => openapi,
+    },
+  ];
+  // Re-checked here even if the caller used defineRoutes: also catches a clash with the built-ins.
+  const allRoutes = defineRoutes(builtins, opts.routes);
+  const openapi = buildOpenApi(allRoutes, { title: info.name, version: info.version });
+  const methodsAt = createMethodIndex(allRoutes);
+
+  const app = Fastify({
+    loggerInstance: opts.logger === false ? undefined : opts.logger,
+    logController: new LogController({ disableRequestLogging: opts.logRequests !== true }),
+    bodyLimit,
+    // HEAD is not part of the contract; a HEAD request gets 405 like any other unlisted method.
+    exposeHeadRoutes: false,
+    // Our Host check answers a missing Host in JSON; Node's own check would send a bare 400.
+    http: { requireHostHeader: false },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Errors the router raises before any hook runs (a bad %-escape, an overlong parameter).
+    frameworkErrors: (err, _request, reply) => {
+      const e =
+        err.code === 'FST_ERR_BAD_URL'
+          ? ApiError.badRequest('malformed URL')
+          : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? ApiError.badRequest('path parameter too long')
+            : toApiError(err);
+      sendError(reply as FastifyReply, e, false);
+    },
+    clientErrorHandler: answerClientError,
+  });
+
+  // Every body, whatever its declared type (scripts often omit Content-Type), is read as bytes and
+  // parsed as lossless JSON. fastify's own parsers would round big integers.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
+    // A body sent to an unknown path or with the wrong method is not worth parsing: answer 404/405.
+    if (request.is404) {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, parseBody(body as Buffer));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
+
+  // Runs for every request, matched or not, before the body is read. Order matters: the Host check
+  // comes first so a rebinding page learns nothing (not even CORS headers); preflights are answered
+  // before rate limiting; the admin check comes last so failed attempts still spend tokens.
+  app.addHook('onRequest', async (request, reply) => {
+    const hostError = security.checkHost(request.headers.host, request.raw.httpVersion);
+    if (hostError !== undefined) throw hostError;
+    const cors = security.corsHeaders(request.headers.origin);
+    if (cors !== undefined) reply.headers(cors);
+    if (request.method === 'OPTIONS') return reply.code(204).send();
+    const meta = metaOf(request);
+    if (meta?.noStore === true) reply.header('cache-control', 'no-store');
+    if (limiter !== undefined) {
+      const rateClass = meta?.rateClass ?? rateClassOf(request.method, pathOf(request.url));
+      const taken = limiter.take(clientIp(request.socket.remoteAddress, request.headers), rateClass);
+      if (!taken.ok) throw ApiError.rateLimited(taken.retryAfterSeconds);
+    }
+    if (meta?.auth === 'admin') {
+      const authError = security.checkAdmin(request.headers.authorization);
+      if (authError !== undefined) throw authError;
+    }
+    return undefined;
+  });
+
+  app.setErrorHandler((err, request, reply) => {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500) {
+      // The client sees only "internal error"; the cause goes to the log.
+      const level = apiError.code === 'internal' ? 'error' : 'warn';
+      request.log[level]({ err: apiError.cause ?? err, details: apiError.details }, 'request failed');
+    }
+    return sendError(reply, apiError, metaOf(request)?.pretty === true);
+  });
+
+  app.setNotFoundHandler(async (request) => {
+    const allow = methodsAt(pathOf(request.url));
+    throw allow.length > 0 ? ApiError.methodNotAllowed(allow) : ApiError.notFound();
+  });
+
+  for (const route of allRoutes) registerRoute(app, route);
+
+  app.addHook('onClose', async () => {
+    limiter?.close();
+  });
+  return app;
+}
+
+function registerRoute(app: FastifyInstance, route: RouteDef): void {
+  const meta: RouteMeta = {
+    auth: route.auth,
+    rateClass: rateClassOf(route.method, route.path, route.rateClass),
+    pretty: route.pretty === true,
+    noStore: route.noStore === true,
+  };
+  // Only params and query go to fastify's validator; see RouteSchema.body for why bodies do not.
+  const schema: Record<string, unknown> = {};
+  if (route.schema?.params !== undefined) schema.params = route.schema.params;
+  if (route.schema?.querystring !== undefined) schema.querystring = route.schema.querystring;
+
+  app.route({
+    method: route.method,
+    url: route.path,
+    schema,
+    config: { api: meta },
+    handler: async (request, reply) => {
+      // A POST without any body never reached the parser (nothing to parse): still a bad body.
+      if (route.method === 'POST' && request.body === undefined) throw ApiError.invalidBody();
+      const result = await route.handler(request as ApiRequest, reply);
+      if (reply.sent) return reply;
+      reply.type(JSON_CONTENT_TYPE);
+      return reply.send(result === undefined ? undefined : serializeJson(result, meta.pretty));
+    },
+  });
+}

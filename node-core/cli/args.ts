@@ -1,0 +1,131 @@
+import { isIP } from 'node:net';
+import { parseDifficulty } from '../protocol/pow.ts';
+
+/**
+ * Command-line flags of `ledger-node`. Parsing is strict: an unknown flag or a bad value is a
+ * one-line usage error, never a stack trace.
+ */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface CliOptions {
+  help: boolean;
+  version: boolean;
+  dataDir?: string;
+  apiPort: number;
+  apiBind: string;
+  powDifficulty?: bigint;
+  genesisDir?: string;
+  adminToken?: string;
+  rateLimit: boolean;
+  p2p: boolean;
+  logLevel: string;
+}
+
+export const HELP = `Usage: ledger-node [options]
+
+Runs a full node of the XE ledger with its HTTP API. With an empty data directory and no
+options it creates a private development network and acts as its representative.
+
+Options:
+  --data-dir DIR          where the node keeps its store and keys
+                          (default: the platform's application-data folder)
+  --api-port PORT         HTTP API port (default 8080; 0 picks a free port)
+  --api-bind ADDR         HTTP API bind address (default 127.0.0.1)
+  --pow-difficulty HEX    proof-of-work difficulty of a NEW development network
+                          (default fffff80000000000)
+  --genesis-dir DIR       join the network defined by ledger-genesis.json and
+                          statechain-genesis.json in DIR
+  --admin-token TOKEN     operator token (default: the admin-token file in the data directory;
+                          also LEDGER_NODE_ADMIN_TOKEN)
+  --rate-limit on|off     per-client rate limits (default on)
+  --no-p2p                do not start peer-to-peer networking
+  --log-level LEVEL       fatal, error, warn, info, debug or trace (default info)
+  --help                  show this help
+  --version               show the version
+`;
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function parseArgs(argv: readonly string[]): CliOptions {
+  const o: CliOptions = { help: false, version: false, apiPort: 8080, apiBind: '127.0.0.1', rateLimit: true, p2p: true, logLevel: 'info' };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf('=');
+    const name = eq > 0 && arg.startsWith('--') ? arg.slice(0, eq) : arg;
+    const inline = eq > 0 && arg.startsWith('--') ? arg.slice(eq + 1) : undefined;
+    const value = (): string => {
+      if (inline !== undefined) return inline;
+      const v = argv[i + 1];
+      if (v === undefined || v.startsWith('--')) throw new UsageError(`${name} needs a value`);
+      i++;
+      return v;
+    };
+    switch (name) {
+      case '--help':
+      case '-h':
+        o.help = true;
+        break;
+      case '--version':
+      case '-v':
+        o.version = true;
+        break;
+      case '--data-dir':
+        o.dataDir = value();
+        if (o.dataDir === '') throw new UsageError('--data-dir must not be empty');
+        break;
+      case '--api-port': {
+        const v = value();
+        if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`--api-port: "${v}" is not a port number (0-65535)`);
+        o.apiPort = Number(v);
+        break;
+      }
+      case '--api-bind': {
+        const v = value();
+        if (v !== 'localhost' && isIP(v) === 0) throw new UsageError(`--api-bind: "${v}" is not an IP address`);
+        o.apiBind = v;
+        break;
+      }
+      case '--pow-difficulty': {
+        const v = value();
+        try {
+          o.powDifficulty = parseDifficulty(v);
+        } catch {
+          throw new UsageError(`--pow-difficulty: "${v}" is not a hex difficulty of at most 16 digits`);
+        }
+        break;
+      }
+      case '--genesis-dir':
+        o.genesisDir = value();
+        break;
+      case '--admin-token': {
+        const v = value();
+        if (v.length < 16) throw new UsageError('--admin-token must be at least 16 characters');
+        o.adminToken = v;
+        break;
+      }
+      case '--rate-limit': {
+        const v = value();
+        if (v !== 'on' && v !== 'off') throw new UsageError('--rate-limit takes on or off');
+        o.rateLimit = v === 'on';
+        break;
+      }
+      case '--no-p2p':
+        o.p2p = false;
+        break;
+      case '--log-level': {
+        const v = value();
+        if (!LEVELS.includes(v)) throw new UsageError(`--log-level takes one of ${LEVELS.join(', ')}`);
+        o.logLevel = v;
+        break;
+      }
+      default:
+        throw new UsageError(arg.startsWith('-') ? `unknown option ${name} (see --help)` : `unexpected argument "${arg}" (see --help)`);
+    }
+  }
+  return o;
+}

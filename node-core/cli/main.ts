@@ -1,0 +1,78 @@
+import { pino } from 'pino';
+import { LedgerNode, NodeStartError } from '../node.ts';
+import { NODE_VERSION } from '../version.ts';
+import { HELP, parseArgs, UsageError } from './args.ts';
+import { defaultDataDir } from './paths.ts';
+
+/**
+ * `ledger-node`: runs a node until SIGINT or SIGTERM. Structured logs go to stderr; one plain line
+ * on stdout says when the node is ready and where (scripts can wait for it).
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  let opts;
+  try {
+    opts = parseArgs(argv);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`ledger-node: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (opts.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (opts.version) {
+    process.stdout.write(`ledger-node ${NODE_VERSION}\n`);
+    return 0;
+  }
+  const logger = pino({ level: opts.logLevel, base: { name: 'ledger-node' } }, pino.destination(2));
+  const dataDir = opts.dataDir ?? defaultDataDir();
+  const node = new LedgerNode({
+    dataDir,
+    apiPort: opts.apiPort,
+    apiBind: opts.apiBind,
+    powDifficulty: opts.powDifficulty,
+    genesisDir: opts.genesisDir,
+    adminToken: opts.adminToken,
+    rateLimit: opts.rateLimit,
+    p2p: opts.p2p,
+    logger,
+  });
+  try {
+    await node.start();
+  } catch (e) {
+    if (e instanceof NodeStartError) {
+      process.stderr.write(`ledger-node: ${e.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`ledger-node: failed to start: ${(e as Error).message}\n`);
+    logger.error({ err: e }, 'start failed');
+    return 1;
+  }
+  if (!opts.rateLimit) logger.warn('rate limits are off (--rate-limit off)');
+  logger.info({ url: node.url, data_dir: dataDir, network_id: node.statechain.networkId }, 'ready');
+  process.stdout.write(`ledger-node ready: API ${node.url} (network ${node.statechain.networkId}, data ${dataDir})\n`);
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'stopping');
+      node.stop().then(
+        () => {
+          logger.info('stopped');
+          resolve(0);
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'stop failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}

@@ -1,0 +1,3 @@
+/** node-core/client: the typed HTTP client and wallet helper, isomorphic (fetch only). */
+export * from './client.ts';
+export * from './wallet.ts';

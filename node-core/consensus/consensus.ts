@@ -1,0 +1,219 @@
+import { ZERO_HASH } from '../protocol/block.ts';
+import { signVote, type Vote } from '../protocol/vote.ts';
+import type { CommittedBlock, Ledger } from '../ledger/ledger.ts';
+import type { StateChain } from '../statechain/statechain.ts';
+import { eligibleWeights, hasQuorum, type EligibleWeights } from './weights.ts';
+
+/**
+ * Finality by representative votes (reference-behavior.md section 2, decisions D8).
+ *
+ * Every committed block opens an election at its chain position. A representative votes for a block
+ * once its dependencies are final (the previous block of its chain and, for a receive, the source
+ * send): first a converge vote, then, when converge votes reach the quorum of 67% of eligible
+ * delegated weight, a final vote; the block is final when final votes reach the quorum. Heights only
+ * rise and finalized history has no gaps.
+ *
+ * The tally is written for many representatives. On a network where this node's representative
+ * holds the quorum on its own (a development network), its own votes finalize each block at once.
+ * Votes are signed only when there is somewhere to send them (a network attached as `sink`).
+ */
+export interface LocalRepresentative {
+  seed: Uint8Array;
+  pubKey: string;
+  address: string;
+}
+
+export interface VoteSink {
+  broadcast(vote: Vote & { signature: string }): void;
+}
+
+export interface ConsensusDeps {
+  ledger: Ledger;
+  statechain: StateChain;
+  localRep?: LocalRepresentative;
+  sink?: VoteSink;
+  now: () => bigint;
+  onError?: (err: unknown) => void;
+}
+
+interface Tally {
+  hash: string;
+  converge: Map<string, bigint>;
+  final: Map<string, bigint>;
+}
+
+export interface FinalityStats {
+  finality_advances: number;
+  last_finality_ns: bigint;
+}
+
+export class Consensus {
+  private readonly ledger: Ledger;
+  private readonly sc: StateChain;
+  private readonly localRep: LocalRepresentative | undefined;
+  private readonly sink: VoteSink | undefined;
+  private readonly now: () => bigint;
+  private readonly onError: (err: unknown) => void;
+  /** Heights decided final in memory, not yet written (account -> height). */
+  private readonly decided = new Map<string, number>();
+  /** Open elections by position key `account:height`. */
+  private readonly tallies = new Map<string, Tally>();
+  /** Accounts waiting for another account's finality (a receive's source). */
+  private readonly waiters = new Map<string, Set<string>>();
+  private queue = new Map<string, number>();
+  private flushing: Promise<void> | undefined;
+  private weightsCache: EligibleWeights | undefined;
+  private running = false;
+  readonly stats: FinalityStats = { finality_advances: 0, last_finality_ns: 0n };
+
+  constructor(deps: ConsensusDeps) {
+    this.ledger = deps.ledger;
+    this.sc = deps.statechain;
+    this.localRep = deps.localRep;
+    this.sink = deps.sink;
+    this.now = deps.now;
+    this.onError = deps.onError ?? (() => {});
+  }
+
+  /** Subscribes to commits and re-drives every account left unfinalized by a previous run. */
+  start(unfinalized: Iterable<string>): void {
+    this.running = true;
+    this.ledger.onCommitted((batch) => this.onCommitted(batch));
+    for (const account of unfinalized) this.drive(account);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.flushing;
+  }
+
+  /** Eligible weights, cached until the next commit changes balances. */
+  weights(): EligibleWeights {
+    this.weightsCache ??= eligibleWeights(this.ledger.repWeights(), this.sc.representatives);
+    return this.weightsCache;
+  }
+
+  private onCommitted(batch: CommittedBlock[]): void {
+    this.weightsCache = undefined;
+    if (!this.running) return;
+    const accounts = new Set(batch.map((c) => c.block.account));
+    for (const a of accounts) this.drive(a);
+  }
+
+  private finalHeight(account: string): number {
+    const d = this.decided.get(account);
+    const f = this.ledger.getAccount(account)?.final_height ?? 0;
+    return d !== undefined && d > f ? d : f;
+  }
+
+  /**
+   * Votes on consecutive unfinalized blocks of an account for as long as their dependencies are
+   * final, deciding each one whose final votes reach quorum.
+   */
+  private drive(account: string): void {
+    const acct = this.ledger.getAccount(account);
+    if (!acct) return;
+    let h = this.finalHeight(account) + 1;
+    while (h <= acct.height) {
+      const hash = this.ledger.hashAt(account, h);
+      if (hash === undefined) return;
+      const block = this.ledger.getBlock(hash)?.block;
+      if (!block) return;
+      if (block.type === 'receive' && block.source) {
+        const src = this.ledger.getBlock(block.source);
+        if (!src) return;
+        if (src.height > this.finalHeight(src.block.account)) {
+          let set = this.waiters.get(src.block.account);
+          if (!set) this.waiters.set(src.block.account, (set = new Set()));
+          set.add(account);
+          return;
+        }
+      }
+      if (!this.vote(account, h, hash, block.previous)) return;
+      this.decide(account, h);
+      h++;
+    }
+  }
+
+  /** Casts the local representative's votes at a position; true when the block reached finality. */
+  private vote(account: string, height: number, hash: string, previous: string): boolean {
+    const key = `${account}:${height}`;
+    let t = this.tallies.get(key);
+    if (!t || t.hash !== hash) this.tallies.set(key, (t = { hash, converge: new Map(), final: new Map() }));
+    const w = this.weights();
+    const rep = this.localRep;
+    if (rep) {
+      const weight = w.weights.get(rep.address) ?? 0n;
+      if (weight > 0n && !t.converge.has(rep.address)) {
+        t.converge.set(rep.address, weight);
+        this.emit({ rep, hash, account, previous, final: false });
+      }
+      if (weight > 0n && !t.final.has(rep.address) && hasQuorum(sum(t.converge), w.total)) {
+        t.final.set(rep.address, weight);
+        this.emit({ rep, hash, account, previous, final: true });
+      }
+    }
+    return hasQuorum(sum(t.final), w.total);
+  }
+
+  private emit(v: { rep: LocalRepresentative; hash: string; account: string; previous: string; final: boolean }): void {
+    if (!this.sink) return;
+    const vote: Vote = {
+      rep_pub_key: v.rep.pubKey,
+      block_hash: v.hash,
+      account: v.account,
+      previous: v.previous === ZERO_HASH ? '0' : v.previous,
+      timestamp: this.now(),
+      final: v.final,
+    };
+    this.sink.broadcast(signVote(vote, v.rep.seed));
+  }
+
+  private decide(account: string, height: number): void {
+    this.tallies.delete(`${account}:${height}`);
+    this.decided.set(account, height);
+    this.queue.set(account, height);
+    const waiting = this.waiters.get(account);
+    if (waiting) {
+      this.waiters.delete(account);
+      for (const a of waiting) if (a !== account) this.drive(a);
+    }
+    this.scheduleFlush();
+  }
+
+  /** Writes decided heights in one transaction per batch. */
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = (async () => {
+      await Promise.resolve();
+      while (this.queue.size > 0) {
+        const items = [...this.queue].map(([account, height]) => ({ account, height }));
+        this.queue = new Map();
+        try {
+          const advanced = await this.ledger.finalize(items);
+          if (advanced.length > 0) {
+            this.stats.finality_advances += advanced.length;
+            this.stats.last_finality_ns = this.now();
+          }
+        } catch (err) {
+          this.onError(err);
+        }
+        for (const { account, height } of items) {
+          if (this.decided.get(account) === height) this.decided.delete(account);
+        }
+      }
+      this.flushing = undefined;
+    })();
+  }
+
+  /** Resolves once every decided height is durable (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+}
+
+function sum(m: Map<string, bigint>): bigint {
+  let s = 0n;
+  for (const v of m.values()) s += v;
+  return s;
+}

@@ -1,0 +1,219 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Block, GENESIS_TIMING_FIELDS, ZERO_HASH } from '../protocol/block.ts';
+import { blockToJson, decodeBlock } from '../protocol/block-json.ts';
+import { blockHash } from '../protocol/block.ts';
+import { signBlock, verifyBlockSignature } from '../protocol/block-sign.ts';
+import { hexToBytes } from '../protocol/hex.ts';
+import { parseJson, stringifyJson } from '../protocol/json.ts';
+import { addressFromPublicKey, generateKeyPair, type KeyPair } from '../protocol/keys.ts';
+import { BLOCK_POW_DIFFICULTY, CHAT_POW_DIFFICULTY, formatDifficulty } from '../protocol/pow.ts';
+import { parseStateBlock, type StateBlock, stateBlockHash, stateBlockToJson } from '../protocol/statechain.ts';
+import type { SignedBlock } from '../ledger/ledger.ts';
+
+/**
+ * Genesis of a network (protocol.md section 10, decisions D9): the ledger genesis block and the
+ * state-chain genesis, as files in a genesis directory, and a fresh private development network.
+ */
+export class GenesisError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GenesisError';
+  }
+}
+
+export const GENESIS_SUPPLY = 42_000_000_000_000n; // 42,000,000 XE in micro-units
+export const LEDGER_GENESIS_FILE = 'ledger-genesis.json';
+export const STATECHAIN_GENESIS_FILE = 'statechain-genesis.json';
+export const DEVNET_KEYS_FILE = 'devnet-keys.json';
+
+export interface GenesisBundle {
+  ledger: SignedBlock;
+  state: StateBlock & { hash: string };
+  networkId: string;
+}
+
+/** Lease timing pinned in a development genesis: the protocol's production defaults. */
+const DEV_TIMING: Record<(typeof GENESIS_TIMING_FIELDS)[number], bigint> = {
+  lease_min_duration_secs: 60n,
+  lease_settle_grace_ns: 3_600_000_000_000n,
+  lease_force_settle_gap_ns: 1_500_000_000_000n,
+  lease_escrow_expiry_ns: 31_536_000_000_000_000n,
+  lease_archive_gap_ns: 3_600_000_000_000n,
+  max_attestation_skew_ns: 600_000_000_000n,
+};
+
+/** Checks a ledger genesis block: layout rules, hash (empty network id), signature, timing invariants. */
+export function verifyLedgerGenesis(block: Block): SignedBlock {
+  const fail = (m: string): never => {
+    throw new GenesisError(`ledger genesis: ${m}`);
+  };
+  if (block.type !== 'genesis') fail('type must be genesis');
+  if (block.previous !== ZERO_HASH) fail('previous must be "0"');
+  if (block.timestamp !== 0n) fail('timestamp must be 0');
+  if (block.asset !== 'XE') fail('asset must be XE');
+  if (block.balance !== GENESIS_SUPPLY) fail(`balance must be exactly ${GENESIS_SUPPLY}`);
+  if (!block.pub_key) fail('pub_key is required');
+  if (addressFromPublicKey(block.pub_key!) !== block.account) fail('pub_key does not derive the account');
+  if (!block.representative || block.representative === ZERO_HASH) fail('a representative is required');
+  if (block.representative === block.pub_key) fail('the representative is an address, not the public key');
+  const hash = blockHash(block, '');
+  if (block.hash !== hash) fail(`hash mismatch: computed ${hash}`);
+  if (!verifyBlockSignature(block, '', block.pub_key!)) fail('invalid signature');
+  const t = GENESIS_TIMING_FIELDS.map((f) => block[f] ?? 0n);
+  if (t.some((v) => v !== 0n)) {
+    const [min, grace, gap, escrow, archive, skew] = t as [bigint, bigint, bigint, bigint, bigint, bigint];
+    if (min < 1n || grace <= 0n || skew <= 0n || archive <= 0n) fail('lease timing values must be positive');
+    if (gap <= 2n * skew) fail('force-settle gap must exceed twice the attestation skew');
+    if (escrow <= grace + gap) fail('escrow expiry must exceed settle grace plus force-settle gap');
+  }
+  return block as SignedBlock;
+}
+
+/** Checks a state-chain genesis: index 0, zero prev_hash, ops, hash over the verbatim values. */
+export function verifyStateGenesis(block: StateBlock): StateBlock & { hash: string } {
+  const hash = stateBlockHash(block);
+  if (block.hash !== undefined && block.hash !== hash) {
+    throw new GenesisError(`state-chain genesis: hash mismatch: computed ${hash}`);
+  }
+  if (block.index !== 0n || block.prev_hash !== ZERO_HASH) {
+    throw new GenesisError('state-chain genesis: index must be 0 and prev_hash all zeros');
+  }
+  if (block.ops.length === 0) throw new GenesisError('state-chain genesis: no ops');
+  return { ...block, hash };
+}
+
+function networkIdOf(state: StateBlock): string {
+  const op = state.ops.find((o) => o.key === 'sys.network_id' && o.type === 'set');
+  const v = op?.value === undefined ? undefined : parseJson(op.value);
+  if (typeof v !== 'string' || v === '') throw new GenesisError('state-chain genesis must set sys.network_id');
+  return v;
+}
+
+/** Reads and verifies `ledger-genesis.json` and `statechain-genesis.json` from a directory. */
+export function loadGenesisDir(dir: string): GenesisBundle {
+  const read = (name: string) => {
+    const p = join(dir, name);
+    if (!existsSync(p)) throw new GenesisError(`${p} not found`);
+    return readFileSync(p, 'utf8');
+  };
+  let ledger: SignedBlock;
+  let state: StateBlock & { hash: string };
+  try {
+    ledger = verifyLedgerGenesis(decodeBlock(parseJson(read(LEDGER_GENESIS_FILE))));
+    state = verifyStateGenesis(parseStateBlock(read(STATECHAIN_GENESIS_FILE)));
+  } catch (e) {
+    if (e instanceof GenesisError) throw e;
+    throw new GenesisError(`invalid genesis file in ${dir}: ${(e as Error).message}`);
+  }
+  return { ledger, state, networkId: networkIdOf(state) };
+}
+
+/** Writes a file atomically (temp file, then rename), optionally private to the owner. */
+export function writeFileAtomic(path: string, text: string, mode = 0o644): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode });
+  chmodSync(tmp, mode);
+  renameSync(tmp, path);
+}
+
+/** Writes the two genesis files, the form other nodes join with `--genesis-dir`. */
+export function writeGenesisDir(dir: string, bundle: GenesisBundle): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileAtomic(join(dir, LEDGER_GENESIS_FILE), `${stringifyJson(blockToJson(bundle.ledger, 'reference'), 2)}\n`);
+  writeFileAtomic(join(dir, STATECHAIN_GENESIS_FILE), `${stringifyJson(stateBlockToJson(bundle.state), 2)}\n`);
+}
+
+// ---- development network --------------------------------------------------------------------------
+
+export interface KeyEntry {
+  seed_hex: string;
+  pub_key: string;
+  address: string;
+}
+
+export interface DevnetKeys {
+  network_id: string;
+  treasury: KeyEntry;
+  minter: KeyEntry;
+  dao: KeyEntry[];
+  dao_threshold: number;
+  timekeepers: KeyEntry[];
+  representative: KeyEntry;
+}
+
+export interface DevnetOptions {
+  /** Proof-of-work difficulty of blocks (default fffff80000000000). */
+  powDifficulty?: bigint;
+  /** The node's own key: representative and timekeeper. */
+  nodeKey: KeyPair;
+  networkId?: string;
+}
+
+/** A state-chain value written as a genesis file writes it: indented JSON, kept verbatim. */
+function pretty(v: unknown): string {
+  return stringifyJson(v, 2).replace(/\n/g, '\n      ');
+}
+
+/**
+ * Creates a private development network: fresh treasury, minter and DAO keys, this node as
+ * representative and timekeeper, the faucet on (1,000 XE per 24 hours, decisions D6).
+ */
+export function createDevnet(opts: DevnetOptions): { keys: DevnetKeys; bundle: GenesisBundle } {
+  const block = opts.powDifficulty ?? BLOCK_POW_DIFFICULTY;
+  const chat = block === 0n ? 0n : block < CHAT_POW_DIFFICULTY ? block : CHAT_POW_DIFFICULTY;
+  const networkId = opts.networkId ?? `devnet-${generateKeyPair().pub_key.slice(0, 8)}`;
+  const treasury = generateKeyPair();
+  const minter = generateKeyPair();
+  const dao = [generateKeyPair(), generateKeyPair(), generateKeyPair()];
+  const rep = opts.nodeKey;
+
+  const values: [string, unknown][] = [
+    ['sys.network_id', networkId],
+    ['sys.dao_keyset', { keys: dao.map((k) => k.pub_key), threshold: 2 }],
+    ['sys.timekeepers', { keys: [rep.pub_key], threshold: 1 }],
+    ['sys.minter', { keys: [minter.address] }],
+    ['sys.faucet', { amount: '1000000000', period_ns: '86400000000000' }],
+    ['sys.pow', { block: formatDifficulty(block), chat: formatDifficulty(chat) }],
+    ['sys.representatives', { mode: 'open' }],
+    ['sys.phase', 1],
+  ];
+  const unsigned: StateBlock = {
+    index: 0n,
+    prev_hash: ZERO_HASH,
+    ops: values.map(([key, v]) => ({ type: 'set', key, value: pretty(v) })),
+    signatures: [],
+    timestamp: 0n,
+  };
+  const state = { ...unsigned, hash: stateBlockHash(unsigned) };
+
+  const ledger = signBlock(
+    {
+      type: 'genesis',
+      account: treasury.address,
+      previous: ZERO_HASH,
+      balance: GENESIS_SUPPLY,
+      timestamp: 0n,
+      asset: 'XE',
+      representative: rep.address,
+      ...DEV_TIMING,
+    },
+    hexToBytes(treasury.seed_hex),
+    '',
+  );
+  const keys: DevnetKeys = {
+    network_id: networkId,
+    treasury,
+    minter,
+    dao,
+    dao_threshold: 2,
+    timekeepers: [rep],
+    representative: rep,
+  };
+  return { keys, bundle: { ledger, state, networkId } };
+}
+
+export function writeDevnetKeys(dataDir: string, keys: DevnetKeys): void {
+  writeFileAtomic(join(dataDir, DEVNET_KEYS_FILE), `${JSON.stringify(keys, null, 2)}\n`, 0o600);
+}
+

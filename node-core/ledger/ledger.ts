@@ -1,0 +1,626 @@
+import { type Block, encodeCanonical, ZERO_HASH } from '../protocol/block.ts';
+import { blockHashBytesNode } from '../fastpath/block-hash.ts';
+import { bytesToHex, hexToBytes } from '../protocol/hex.ts';
+import { U64_MAX } from '../protocol/int.ts';
+import { addressFromPublicKey, type Keyset, multisigAddress, type Verifier } from '../protocol/keys.ts';
+import { ASSETS } from '../protocol/units.ts';
+import type { StateChain } from '../statechain/statechain.ts';
+import type { Store } from '../store/store.ts';
+import { LedgerError } from './errors.ts';
+import {
+  type AccountRecord,
+  type BlockRecord,
+  decodeAccount,
+  decodeBlockRecord,
+  decodePending,
+  encodeAccount,
+  encodeBlockRecord,
+  encodePending,
+  type PendingRecord,
+} from './records.ts';
+import { type Counters, CountersBook } from './counters.ts';
+
+/**
+ * The ledger: validates blocks in the order reference-behavior.md section 3.1 gives and applies each
+ * as one atomic, durable store transaction. Lease-family blocks are refused until leasing lands.
+ */
+
+/** Signature verification that may run off the main thread (a worker pool in the node). */
+export interface AsyncVerifier {
+  verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Promise<boolean>;
+}
+
+export interface LedgerDeps {
+  store: Store;
+  statechain: StateChain;
+  verifier: AsyncVerifier;
+  /** Synchronous verifier for the rare multisig blocks, checked inside the write transaction. */
+  verifySync: Verifier;
+  /** The 8-byte BLAKE2b proof-of-work digest as a big-endian u64. */
+  powHash: (target: Uint8Array, nonce: bigint) => bigint;
+  /** Node clock, Unix nanoseconds. */
+  now: () => bigint;
+}
+
+export type SignedBlock = Block & { hash: string };
+
+export interface CommittedBlock {
+  block: SignedBlock;
+  height: number;
+}
+
+export interface SubmitResult {
+  status: 'accepted' | 'duplicate';
+  block: SignedBlock;
+  height: number;
+}
+
+export interface SubmitOptions {
+  /** Live submissions (HTTP, gossip) check the timestamp against the node clock; sync does not. */
+  live: boolean;
+}
+
+export interface StoredBlock {
+  block: SignedBlock;
+  height: number;
+  finalized: boolean;
+}
+
+export interface PendingEntry extends PendingRecord {
+  hash: string;
+  destination: string;
+}
+
+export const LIVE_WINDOW_NS = 3_600_000_000_000n;
+const LEASE_TYPES = new Set(['lease', 'lease_accept', 'lease_settle', 'lease_cancel', 'lease_force_settle', 'lease_renew']);
+/** Types that need the full multisig threshold (reference-behavior.md section 3.1 step 8). */
+const SPENDING_TYPES = new Set(['send', 'burn', 'lease', 'multisig_open', 'multisig_update', 'mint']);
+
+type CommitListener = (committed: CommittedBlock[]) => void;
+
+export class Ledger {
+  private readonly store: Store;
+  private readonly sc: StateChain;
+  private readonly verifier: AsyncVerifier;
+  private readonly verifySync: Verifier;
+  private readonly powHash: (target: Uint8Array, nonce: bigint) => bigint;
+  private readonly now: () => bigint;
+  readonly counters: CountersBook;
+  /** Same-hash submissions in flight share one outcome. */
+  private readonly inflight = new Map<string, Promise<SubmitResult>>();
+  /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
+  private readonly openingKeys = new Map<string, string>();
+  private readonly listeners: CommitListener[] = [];
+  /** Committed blocks waiting to be announced together (one microtask batch). */
+  private announceQueue: CommittedBlock[] = [];
+
+  constructor(deps: LedgerDeps) {
+    this.store = deps.store;
+    this.sc = deps.statechain;
+    this.verifier = deps.verifier;
+    this.verifySync = deps.verifySync;
+    this.powHash = deps.powHash;
+    this.now = deps.now;
+    this.counters = new CountersBook(deps.store);
+  }
+
+  start(): void {
+    this.counters.load();
+  }
+
+  onCommitted(fn: CommitListener): void {
+    this.listeners.push(fn);
+  }
+
+  get networkId(): string {
+    return this.sc.networkId;
+  }
+
+  get hasGenesis(): boolean {
+    return this.counters.current.blocks > 0;
+  }
+
+  // ---- writes -----------------------------------------------------------------------------------
+
+  /**
+   * Stores the ledger genesis block of an empty ledger: treasury account final at height 1, its
+   * balance delegated to the genesis representative.
+   */
+  async applyGenesis(block: SignedBlock): Promise<void> {
+    await this.store.transaction(() => {
+      if (this.counters.read().blocks > 0) throw new LedgerError('genesis', 'the ledger already has a genesis');
+      const acct: AccountRecord = {
+        height: 1,
+        frontier: block.hash,
+        balances: { XE: block.balance },
+        representative: block.representative,
+        pub_key: block.pub_key,
+        final_height: 1,
+        final_balances: { XE: block.balance },
+        last_timestamp: block.timestamp,
+      };
+      this.store.accounts.putSync(block.account, encodeAccount(acct));
+      this.store.blocks.putSync(block.hash, encodeBlockRecord({ block, height: 1 }));
+      this.store.chains.putSync([block.account, 1], block.hash);
+      this.store.byTime.putSync([Number(block.timestamp), block.hash], '');
+      if (block.representative) this.addWeight(block.representative, block.balance);
+      this.counters.update((c) => {
+        c.blocks += 1;
+        c.accounts += 1;
+        c.supply.XE.genesis += block.balance;
+      });
+    });
+    this.counters.load();
+  }
+
+  /** Validates and applies a block; resolves once it is durable. Throws LedgerError on rejection. */
+  submit(block: Block, opts: SubmitOptions): Promise<SubmitResult> {
+    if (!block.hash) return Promise.reject(new LedgerError('hash_missing', 'hash is required'));
+    const existing = this.inflight.get(block.hash);
+    if (existing) return existing;
+    const p = this.process(block as SignedBlock, opts).finally(() => this.inflight.delete(block.hash!));
+    this.inflight.set(block.hash, p);
+    return p;
+  }
+
+  private async process(block: SignedBlock, opts: SubmitOptions): Promise<SubmitResult> {
+    const hashBytes = this.checkStateless(block, opts);
+    const stored = this.store.blocks.get(block.hash);
+    if (stored !== undefined) return { status: 'duplicate', block, height: decodeBlockRecord(stored).height };
+
+    const opening = block.previous === ZERO_HASH;
+    let keyUsed: string | undefined;
+    if (!block.signatures) {
+      if (!block.signature) throw new LedgerError('signature_missing', 'signature is required');
+      if (opening && block.type !== 'multisig_open') keyUsed = block.pub_key!;
+      else {
+        const acct = this.getAccount(block.account);
+        if (acct?.keyset) throw new LedgerError('multisig', 'a multisig account needs signatures');
+        keyUsed = acct?.pub_key ?? this.openingKeys.get(block.account);
+        if (!keyUsed) throw new LedgerError('unopened_account', `unopened account ${block.account}`);
+      }
+      const ok = await this.verifier.verify(hexToBytes(block.signature), hashBytes, hexToBytes(keyUsed));
+      if (!ok) throw new LedgerError('invalid_signature', 'invalid signature');
+    }
+
+    const declares = opening && !block.signatures && block.pub_key !== undefined;
+    if (declares && !this.openingKeys.has(block.account)) this.openingKeys.set(block.account, block.pub_key!);
+    try {
+      const result = await this.store.transaction(() => this.applyInTxn(block, hashBytes, keyUsed));
+      if (result.status === 'accepted') {
+        this.counters.load();
+        this.announce({ block, height: result.height });
+      }
+      return result;
+    } finally {
+      if (declares && this.openingKeys.get(block.account) === block.pub_key) this.openingKeys.delete(block.account);
+    }
+  }
+
+  /** Checks that need no ledger state: type, hash, key declaration, proof of work, clock window. */
+  private checkStateless(block: SignedBlock, opts: SubmitOptions): Uint8Array {
+    if (LEASE_TYPES.has(block.type)) {
+      throw new LedgerError('unsupported_type', `${block.type} blocks are not supported by this node yet`);
+    }
+    if (block.type === 'genesis') throw new LedgerError('genesis', 'genesis blocks cannot be submitted');
+    const hashBytes = blockHashBytesNode(block, this.sc.networkId);
+    if (bytesToHex(hashBytes) !== block.hash) throw new LedgerError('hash_mismatch', 'hash mismatch');
+
+    const opening = block.previous === ZERO_HASH;
+    if (block.signatures) {
+      if (block.pub_key) throw new LedgerError('pub_key_rule', 'multisig block must not declare pub_key');
+      if (block.signature) throw new LedgerError('multisig', 'a multisig block carries signatures, not signature');
+    } else if (block.type === 'multisig_open' || block.type === 'multisig_update') {
+      throw new LedgerError('multisig', `${block.type} must carry signatures`);
+    } else if (opening) {
+      if (!block.pub_key) throw new LedgerError('pub_key_rule', 'open block must declare pub_key');
+      if (addressFromPublicKey(block.pub_key) !== block.account) {
+        throw new LedgerError('pub_key_rule', `pub_key does not derive account address ${block.account}`);
+      }
+    } else if (block.pub_key) {
+      throw new LedgerError('pub_key_rule', 'non-open block must not declare pub_key');
+    }
+
+    const difficulty = this.sc.pow.block;
+    if (difficulty > 0n) {
+      if (block.pow_nonce === undefined || this.powHash(hashBytes, block.pow_nonce) < difficulty) {
+        throw new LedgerError('invalid_pow', 'invalid proof of work');
+      }
+    }
+    if (opts.live) {
+      const now = this.now();
+      if (block.timestamp < 0n || block.timestamp > now + LIVE_WINDOW_NS || block.timestamp < now - LIVE_WINDOW_NS) {
+        throw new LedgerError('timestamp_window', 'timestamp is more than 1 hour away from the node clock');
+      }
+    }
+    return hashBytes;
+  }
+
+  /** The stateful rules and the writes, inside one abortable unit of the write transaction. */
+  private applyInTxn(block: SignedBlock, hashBytes: Uint8Array, keyUsed: string | undefined): SubmitResult {
+    const s = this.store;
+    const dup = s.blocks.get(block.hash);
+    if (dup !== undefined) return { status: 'duplicate', block, height: decodeBlockRecord(dup).height };
+
+    const opening = block.previous === ZERO_HASH;
+    const acctText = s.accounts.get(block.account);
+    const acct = acctText === undefined ? undefined : decodeAccount(acctText);
+
+    // Position: the block must extend the frontier.
+    if (opening) {
+      if (acct) this.rejectFork(block.account, acct, 1);
+    } else {
+      if (!acct) {
+        if (block.type === 'send') throw new LedgerError('unopened_account', 'send from unopened account');
+        throw new LedgerError('unopened_account', `unopened account ${block.account}`);
+      }
+      if (block.previous !== acct.frontier) {
+        const prevText = s.blocks.get(block.previous);
+        if (prevText !== undefined) {
+          const prev = decodeBlockRecord(prevText);
+          if (prev.block.account === block.account) this.rejectFork(block.account, acct, prev.height + 1);
+        }
+        throw new LedgerError('previous_not_found', `previous block not found: ${block.previous}`);
+      }
+      if (block.timestamp < acct.last_timestamp) {
+        throw new LedgerError('timestamp_order', "timestamp is earlier than the previous block's");
+      }
+    }
+
+    // Credentials.
+    if (block.signatures) this.checkMultisig(block, acct, hashBytes);
+    else {
+      if (acct?.keyset) throw new LedgerError('multisig', 'a multisig account needs signatures');
+      if (!opening && acct!.pub_key !== keyUsed) {
+        throw new LedgerError('unopened_account', `unopened account ${block.account}`);
+      }
+    }
+
+    if (!(ASSETS as readonly string[]).includes(block.asset)) {
+      throw new LedgerError('unknown_asset', `unknown asset "${block.asset}": XE or XUSD`);
+    }
+
+    const old = acct?.balances[block.asset] ?? 0n;
+    const fx = this.applyType(block, acct, old);
+    if (block.balance !== fx.balance) {
+      throw new LedgerError('balance_mismatch', `balance must be ${fx.balance} after this ${block.type}, not ${block.balance}`);
+    }
+
+    // Writes.
+    const height = (acct?.height ?? 0) + 1;
+    const balances = { ...acct?.balances, [block.asset]: block.balance };
+    const representative = block.representative ?? acct?.representative;
+    const next: AccountRecord = {
+      height,
+      frontier: block.hash,
+      balances,
+      final_height: acct?.final_height ?? 0,
+      final_balances: acct?.final_balances ?? {},
+      last_timestamp: block.timestamp,
+    };
+    if (representative) next.representative = representative;
+    const pubKey = acct?.pub_key ?? (opening && !block.signatures ? block.pub_key : undefined);
+    if (pubKey) next.pub_key = pubKey;
+    const keyset = fx.keyset ?? acct?.keyset;
+    if (keyset) next.keyset = keyset;
+    const claims = fx.claims ?? acct?.claims;
+    if (claims && claims.length > 0) next.claims = claims;
+
+    s.accounts.putSync(block.account, encodeAccount(next));
+    s.blocks.putSync(block.hash, encodeBlockRecord({ block, height }));
+    s.chains.putSync([block.account, height], block.hash);
+    s.byTime.putSync([Number(block.timestamp), block.hash], '');
+    s.unfinal.putSync(block.account, '');
+    if (fx.pendingPut) s.pending.putSync([fx.pendingPut.destination, block.hash], encodePending(fx.pendingPut));
+    if (fx.pendingDelete) s.pending.removeSync(fx.pendingDelete);
+
+    // Delegation: the account's XE balance moves from its old representative to its new one.
+    const oldXE = acct?.balances.XE ?? 0n;
+    const newXE = balances.XE ?? 0n;
+    if (acct?.representative) this.addWeight(acct.representative, -oldXE);
+    if (representative) this.addWeight(representative, newXE);
+
+    this.counters.update((c) => {
+      c.blocks += 1;
+      if (!acct) c.accounts += 1;
+      fx.supply?.(c);
+    });
+    return { status: 'accepted', block, height };
+  }
+
+  /**
+   * A second block on a taken chain position. Against a finalized sibling it is rejected outright;
+   * against an unfinalized one it is refused too until conflict voting arrives with the network.
+   */
+  private rejectFork(account: string, acct: AccountRecord, height: number): never {
+    const sibling = this.store.chains.get([account, height]) ?? 'unknown';
+    if (height <= acct.final_height) {
+      throw new LedgerError('fork_finalized', `block conflicts with finalized block ${sibling}`);
+    }
+    throw new LedgerError('fork_unfinalized', `block conflicts with unfinalized block ${sibling} at the same chain position`);
+  }
+
+  private checkMultisig(block: SignedBlock, acct: AccountRecord | undefined, hash: Uint8Array): void {
+    const keyset: Keyset | undefined = block.type === 'multisig_open' ? block.keyset : acct?.keyset;
+    if (!keyset) {
+      if (acct) throw new LedgerError('multisig', 'signatures on a single-key account');
+      throw new LedgerError('unopened_account', 'multisig_open not yet synced', true);
+    }
+    const members = new Set(keyset.keys);
+    const seen = new Set<string>();
+    for (const s of block.signatures!) {
+      if (seen.has(s.public_key)) throw new LedgerError('multisig', `duplicate signer ${s.public_key}`);
+      seen.add(s.public_key);
+      if (!members.has(s.public_key)) throw new LedgerError('multisig', `signer ${s.public_key} is not in the keyset`);
+      if (!this.verifySync(hexToBytes(s.signature), hash, hexToBytes(s.public_key))) {
+        throw new LedgerError('invalid_signature', `invalid signature by ${s.public_key}`);
+      }
+    }
+    const need = SPENDING_TYPES.has(block.type) ? keyset.threshold : 1;
+    if (seen.size < need) {
+      throw new LedgerError('multisig', `${seen.size} valid signatures, ${need} required for ${block.type}`);
+    }
+  }
+
+  /** Per-type rules: the expected post-block balance and the block's side effects. */
+  private applyType(block: SignedBlock, acct: AccountRecord | undefined, old: bigint): Effects {
+    const amount = block.amount ?? 0n;
+    const requirePositive = () => {
+      if (amount <= 0n) throw new LedgerError('amount_zero', 'amount must be greater than 0');
+    };
+    const add = (a: bigint, b: bigint) => {
+      if (a + b > U64_MAX) throw new LedgerError('overflow', 'balance would exceed 2^64-1');
+      return a + b;
+    };
+    const spend = () => {
+      requirePositive();
+      if (amount > old) throw new LedgerError('insufficient_balance', `insufficient balance: ${old} ${block.asset} available`);
+      return old - amount;
+    };
+    switch (block.type) {
+      case 'claim': {
+        if (block.asset !== 'XE') throw new LedgerError('wrong_asset', 'claim is XE only');
+        const faucet = this.sc.faucet;
+        if (!faucet) throw new LedgerError('faucet_disabled', 'the faucet is not enabled on this network');
+        requirePositive();
+        const since = block.timestamp - faucet.period_ns;
+        const recent = (acct?.claims ?? []).filter(([t]) => t > since);
+        const used = recent.reduce((sum, [, v]) => sum + v, 0n);
+        if (used + amount > faucet.amount) {
+          throw new LedgerError(
+            'claim_limit',
+            `claim limit exceeded: ${faucet.amount} per ${faucet.period_ns} ns, ${faucet.amount - used} left`,
+          );
+        }
+        return {
+          balance: add(old, amount),
+          claims: [...recent, [block.timestamp, amount]],
+          supply: (c) => void (c.supply.XE.faucet += amount),
+        };
+      }
+      case 'send': {
+        if (block.destination === block.account) throw new LedgerError('self_send', 'destination must differ from the account');
+        const balance = spend();
+        return {
+          balance,
+          pendingPut: { destination: block.destination!, from: block.account, amount, asset: block.asset, timestamp: block.timestamp },
+        };
+      }
+      case 'receive': {
+        const key: [string, string] = [block.account, block.source!];
+        const text = this.store.pending.get(key);
+        if (text === undefined) {
+          const src = this.store.blocks.get(block.source!);
+          if (src !== undefined) {
+            const s = decodeBlockRecord(src).block;
+            if (s.type === 'send' && s.destination === block.account) {
+              throw new LedgerError('source_received', 'source send already received');
+            }
+            throw new LedgerError('source_not_pending', 'source is not a send to this account', false);
+          }
+          throw new LedgerError('source_not_pending', 'source send not pending');
+        }
+        const p = decodePending(text);
+        if (p.asset !== block.asset) throw new LedgerError('wrong_asset', `the pending send is in ${p.asset}`);
+        if (amount !== 0n && amount !== p.amount) throw new LedgerError('balance_mismatch', 'amount differs from the send');
+        return { balance: add(old, p.amount), pendingDelete: key };
+      }
+      case 'burn': {
+        if (block.asset !== 'XE') throw new LedgerError('wrong_asset', 'burn is XE only');
+        const balance = spend();
+        return { balance, supply: (c) => void (c.supply.XE.burned += amount) };
+      }
+      case 'mint': {
+        if (block.asset !== 'XUSD') throw new LedgerError('wrong_asset', 'mint is XUSD only');
+        if (!this.sc.minters.has(block.account)) throw new LedgerError('not_minter', 'account is not a minter (sys.minter)');
+        requirePositive();
+        return { balance: add(old, amount), supply: (c) => void (c.supply.XUSD.minted += amount) };
+      }
+      case 'multisig_open': {
+        if (block.previous !== ZERO_HASH) throw new LedgerError('multisig', 'multisig_open must open the account');
+        if (multisigAddress(block.keyset!) !== block.account) {
+          throw new LedgerError('multisig', 'account is not the address of the keyset');
+        }
+        return { balance: 0n, keyset: block.keyset! };
+      }
+      case 'multisig_update': {
+        if (!acct?.keyset) throw new LedgerError('multisig', 'not a multisig account');
+        return { balance: old, keyset: block.keyset! };
+      }
+      default:
+        throw new LedgerError('unsupported_type', `${block.type} blocks are not supported by this node yet`);
+    }
+  }
+
+  private addWeight(rep: string, delta: bigint): void {
+    const cur = BigInt(this.store.reps.get(rep) ?? '0');
+    let next = cur + delta;
+    if (next < 0n) {
+      next = 0n;
+      this.counters.update((c) => void (c.delegation_underflows += 1));
+    }
+    if (next === 0n) this.store.reps.removeSync(rep);
+    else this.store.reps.putSync(rep, next.toString());
+  }
+
+  /** Hands committed blocks to listeners in batches, in commit order. */
+  private announce(c: CommittedBlock): void {
+    this.announceQueue.push(c);
+    if (this.announceQueue.length > 1) return;
+    queueMicrotask(() => {
+      const batch = this.announceQueue;
+      this.announceQueue = [];
+      for (const fn of this.listeners) fn(batch);
+    });
+  }
+
+  /**
+   * Raises accounts' final heights (never lowers them) and records their balances at that height,
+   * in one durable transaction.
+   */
+  async finalize(items: { account: string; height: number }[]): Promise<{ account: string; from: number; to: number }[]> {
+    return this.store.transaction(() => {
+      const advanced: { account: string; from: number; to: number }[] = [];
+      for (const { account, height } of items) {
+        const text = this.store.accounts.get(account);
+        if (text === undefined) continue;
+        const acct = decodeAccount(text);
+        const to = Math.min(height, acct.height);
+        if (to <= acct.final_height) continue;
+        const fb = { ...acct.final_balances };
+        for (let h = acct.final_height + 1; h <= to; h++) {
+          const hash = this.store.chains.get([account, h])!;
+          const b = decodeBlockRecord(this.store.blocks.get(hash)!).block;
+          fb[b.asset] = b.balance;
+        }
+        advanced.push({ account, from: acct.final_height, to });
+        this.store.accounts.putSync(account, encodeAccount({ ...acct, final_height: to, final_balances: fb }));
+        if (to === acct.height) this.store.unfinal.removeSync(account);
+      }
+      return advanced;
+    });
+  }
+
+  // ---- reads ------------------------------------------------------------------------------------
+
+  getAccount(address: string): AccountRecord | undefined {
+    const text = this.store.accounts.get(address);
+    return text === undefined ? undefined : decodeAccount(text);
+  }
+
+  getBlock(hash: string): StoredBlock | undefined {
+    const text = this.store.blocks.get(hash);
+    if (text === undefined) return undefined;
+    const rec = decodeBlockRecord(text) as BlockRecord & { block: SignedBlock };
+    const acct = this.getAccount(rec.block.account);
+    return { ...rec, finalized: acct !== undefined && rec.height <= acct.final_height };
+  }
+
+  /** Blocks of a chain, oldest first, from 0-based `offset`. Undefined for an unknown account. */
+  getChain(address: string, offset: number, limit: number): { total: number; blocks: StoredBlock[] } | undefined {
+    const acct = this.getAccount(address);
+    if (!acct) return undefined;
+    const blocks: StoredBlock[] = [];
+    for (let h = offset + 1; h <= acct.height && blocks.length < limit; h++) {
+      const hash = this.store.chains.get([address, h]);
+      if (hash === undefined) break;
+      const rec = decodeBlockRecord(this.store.blocks.get(hash)!);
+      blocks.push({ block: rec.block as SignedBlock, height: h, finalized: h <= acct.final_height });
+    }
+    return { total: acct.height, blocks };
+  }
+
+  /** Block hash at a chain height (1-based). */
+  hashAt(address: string, height: number): string | undefined {
+    return this.store.chains.get([address, height]);
+  }
+
+  listAccounts(offset: number, limit: number): { address: string; account: AccountRecord }[] {
+    const out: { address: string; account: AccountRecord }[] = [];
+    for (const { key, value } of this.store.accounts.getRange({ offset, limit })) {
+      out.push({ address: key, account: decodeAccount(value) });
+    }
+    return out;
+  }
+
+  pendingFor(address: string, offset: number, limit: number): PendingEntry[] {
+    const out: PendingEntry[] = [];
+    for (const { key, value } of this.store.pending.getRange({ start: [address, ''], end: [address, 'g'], offset, limit })) {
+      out.push({ ...decodePending(value), destination: key[0], hash: key[1] });
+    }
+    return out;
+  }
+
+  listPending(offset: number, limit: number): PendingEntry[] {
+    const out: PendingEntry[] = [];
+    for (const { key, value } of this.store.pending.getRange({ offset, limit })) {
+      out.push({ ...decodePending(value), destination: key[0], hash: key[1] });
+    }
+    return out;
+  }
+
+  /** Newest blocks first by timestamp; `since` keeps only strictly later blocks. */
+  recentBlocks(limit: number, since?: bigint): StoredBlock[] {
+    const out: StoredBlock[] = [];
+    for (const key of this.store.byTime.getKeys({ reverse: true, limit: limit * 2 + 10 })) {
+      const b = this.getBlock(key[1]);
+      if (!b) continue;
+      if (since !== undefined && b.block.timestamp <= since) break;
+      out.push(b);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /**
+   * Spendable funds (reference-behavior.md section 2.4): the balance at the final height, minus every
+   * committed but unfinalized outflow above it; unfinalized inflows are left out.
+   */
+  spendable(address: string): Record<string, bigint> {
+    const acct = this.getAccount(address);
+    if (!acct) return {};
+    const out: Record<string, bigint> = { ...acct.final_balances };
+    for (let h = acct.final_height + 1; h <= acct.height; h++) {
+      const b = decodeBlockRecord(this.store.blocks.get(this.store.chains.get([address, h])!)!).block;
+      if (b.type === 'send' || b.type === 'burn') out[b.asset] = (out[b.asset] ?? 0n) - (b.amount ?? 0n);
+    }
+    for (const [k, v] of Object.entries(out)) if (v <= 0n) delete out[k];
+    return out;
+  }
+
+  /** Delegated XE weight per representative. */
+  repWeights(): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    for (const { key, value } of this.store.reps.getRange({})) out.set(key, BigInt(value));
+    return out;
+  }
+
+  /** Accounts with blocks above their final height. */
+  unfinalizedAccounts(): string[] {
+    return [...this.store.unfinal.getKeys({})];
+  }
+
+  /** Iterates every account (for the supply walk); a snapshot of the store. */
+  *allAccounts(): Generator<[string, AccountRecord]> {
+    for (const { key, value } of this.store.accounts.getRange({})) yield [key, decodeAccount(value)];
+  }
+
+  *allPending(): Generator<PendingRecord> {
+    for (const { value } of this.store.pending.getRange({})) yield decodePending(value);
+  }
+
+  /** The canonical bytes of a stored block (for sync and diagnostics). */
+  canonicalOf(hash: string): Uint8Array | undefined {
+    const b = this.getBlock(hash);
+    return b ? encodeCanonical(b.block) : undefined;
+  }
+}
+
+interface Effects {
+  balance: bigint;
+  pendingPut?: PendingRecord & { destination: string };
+  pendingDelete?: [string, string];
+  keyset?: Keyset;
+  claims?: [bigint, bigint][];
+  supply?: (c: Counters) => void;
+}

@@ -1,0 +1,285 @@
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { createApiServer } from './api/server.ts';
+import { buildRoutes } from './api/routes/index.ts';
+import { Consensus } from './consensus/consensus.ts';
+import { verifyBytesNode } from './fastpath/ed25519.ts';
+import { VerifyPool } from './fastpath/verify-pool.ts';
+import {
+  createDevnet,
+  type GenesisBundle,
+  GenesisError,
+  loadGenesisDir,
+  writeDevnetKeys,
+  writeFileAtomic,
+  writeGenesisDir,
+} from './genesis/genesis.ts';
+import { Ledger } from './ledger/ledger.ts';
+import { hexToBytes } from './protocol/hex.ts';
+import { parseJson, stringifyJson } from './protocol/json.ts';
+import { generateKeyPair, type KeyPair, keyPairFromSeed } from './protocol/keys.ts';
+import { powHash } from './protocol/pow.ts';
+import { StateChain } from './statechain/statechain.ts';
+import { Store } from './store/store.ts';
+import { NODE_VERSION } from './version.ts';
+
+/**
+ * The ledger node as a library: options in, modules wired together, a start/stop lifecycle. The CLI
+ * and the Electron main process both run exactly this.
+ */
+export interface NodeOptions {
+  dataDir: string;
+  /** API port (default 8080; 0 picks a free port). */
+  apiPort?: number;
+  /** API bind address (default 127.0.0.1). */
+  apiBind?: string;
+  /** Proof-of-work difficulty of a NEW development network. */
+  powDifficulty?: bigint;
+  /** Join the network defined by this genesis directory instead of a development network. */
+  genesisDir?: string;
+  /** Admin token; overrides the token file. */
+  adminToken?: string;
+  /** Rate limits on (default) or off. */
+  rateLimit?: boolean;
+  /** Peer-to-peer networking (default on; meaningful once the network layer is present). */
+  p2p?: boolean;
+  /** Signature-verification worker threads (default 1; 0 verifies on the main thread). */
+  verifyThreads?: number;
+  /** Extra origins allowed by CORS besides the node's own. */
+  corsOrigins?: string[];
+  logger?: Logger;
+  /** Clock in Unix nanoseconds (tests may inject one). */
+  now?: () => bigint;
+}
+
+export class NodeStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NodeStartError';
+  }
+}
+
+export const NODE_KEY_FILE = 'node.key';
+export const ADMIN_TOKEN_FILE = 'admin-token';
+const GENESIS_META = 'genesis';
+
+/** A port that is free on `host` right now. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, host, () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
+
+export class LedgerNode {
+  readonly opts: NodeOptions;
+  readonly dataDir: string;
+  readonly now: () => bigint;
+  readonly log: Logger | undefined;
+  store!: Store;
+  statechain!: StateChain;
+  ledger!: Ledger;
+  consensus!: Consensus;
+  verifyPool!: VerifyPool;
+  api!: FastifyInstance;
+  nodeKey!: KeyPair;
+  adminToken: string | undefined;
+  adminTokenFile: string | undefined;
+  genesisHash = '';
+  startedAt = 0;
+  private url_ = '';
+
+  constructor(opts: NodeOptions) {
+    this.opts = opts;
+    this.dataDir = opts.dataDir;
+    this.now = opts.now ?? nowNs;
+    this.log = opts.logger;
+  }
+
+  get url(): string {
+    return this.url_;
+  }
+
+  get version(): string {
+    return NODE_VERSION;
+  }
+
+  async start(): Promise<void> {
+    this.startedAt = Date.now();
+    this.prepareDataDir();
+    this.nodeKey = this.loadNodeKey();
+    this.store = Store.open({ path: join(this.dataDir, 'ledger.lmdb') });
+    try {
+      this.statechain = new StateChain({ store: this.store, verify: verifyBytesNode });
+      this.statechain.start();
+      this.verifyPool = new VerifyPool({ threads: this.opts.verifyThreads ?? 1 });
+      this.ledger = new Ledger({
+        store: this.store,
+        statechain: this.statechain,
+        verifier: this.verifyPool,
+        verifySync: verifyBytesNode,
+        powHash,
+        now: this.now,
+      });
+      this.ledger.start();
+      await this.ensureGenesis();
+      this.verifyPool.start();
+      this.consensus = new Consensus({
+        ledger: this.ledger,
+        statechain: this.statechain,
+        localRep: { seed: hexToBytes(this.nodeKey.seed_hex), pubKey: this.nodeKey.pub_key, address: this.nodeKey.address },
+        now: this.now,
+        onError: (err) => this.log?.error({ err }, 'finalization failed'),
+      });
+      this.consensus.start(this.ledger.unfinalizedAccounts());
+      this.setupAdminToken();
+      await this.listen();
+    } catch (e) {
+      await this.stop().catch(() => {});
+      throw e;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.api?.close();
+    await this.consensus?.stop();
+    await this.verifyPool?.stop();
+    await this.store?.close();
+  }
+
+  /** Creates the data directory, refusing one that exists but is not a writable directory. */
+  private prepareDataDir(): void {
+    try {
+      if (existsSync(this.dataDir) && !statSync(this.dataDir).isDirectory()) {
+        throw new NodeStartError(`data directory ${this.dataDir} is not a directory`);
+      }
+      mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
+      accessSync(this.dataDir, constants.W_OK | constants.R_OK);
+    } catch (e) {
+      if (e instanceof NodeStartError) throw e;
+      throw new NodeStartError(`data directory ${this.dataDir} is not usable: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  }
+
+  /** The node's own key (representative, timekeeper), created once, private to the owner. */
+  private loadNodeKey(): KeyPair {
+    const path = join(this.dataDir, NODE_KEY_FILE);
+    if (existsSync(path)) {
+      const hex = readFileSync(path, 'utf8').trim();
+      if (!/^[0-9a-f]{64}$/.test(hex)) throw new NodeStartError(`${path} does not hold a 64-hex seed`);
+      return keyPairFromSeed(hexToBytes(hex));
+    }
+    const kp = generateKeyPair();
+    writeFileAtomic(path, `${kp.seed_hex}\n`, 0o600);
+    return kp;
+  }
+
+  /**
+   * An empty store gets a genesis: the one in --genesis-dir, else the development network recorded in
+   * the data directory, else a new development network. A store created for another genesis refuses.
+   */
+  private async ensureGenesis(): Promise<void> {
+    const joined = this.opts.genesisDir ? this.loadBundle(this.opts.genesisDir) : undefined;
+    const recorded = this.store.getJson<{ ledger: string; statechain: string; network_id: string }>(this.store.meta, GENESIS_META);
+    if (recorded) {
+      if (joined && (joined.ledger.hash !== recorded.ledger || joined.state.hash !== recorded.statechain)) {
+        throw new NodeStartError(
+          `data directory ${this.dataDir} belongs to network ${recorded.network_id} (ledger genesis ${recorded.ledger.slice(0, 16)}…), ` +
+            `not to the genesis in ${this.opts.genesisDir} (network ${joined.networkId}, ledger genesis ${joined.ledger.hash.slice(0, 16)}…); ` +
+            'use another --data-dir',
+        );
+      }
+      this.genesisHash = recorded.ledger;
+      return;
+    }
+    let bundle = joined;
+    const ownGenesis = join(this.dataDir, 'genesis');
+    if (!bundle && existsSync(join(ownGenesis, 'ledger-genesis.json'))) bundle = this.loadBundle(ownGenesis);
+    if (!bundle) {
+      const { keys, bundle: created } = createDevnet({ powDifficulty: this.opts.powDifficulty, nodeKey: this.nodeKey });
+      writeDevnetKeys(this.dataDir, keys);
+      writeGenesisDir(ownGenesis, created);
+      bundle = created;
+      this.log?.info({ network_id: created.networkId }, 'created a development network');
+    }
+    if (!this.statechain.tip) await this.statechain.applyGenesis(bundle.state);
+    if (!this.ledger.hasGenesis) await this.ledger.applyGenesis(bundle.ledger);
+    this.store.meta.putSync(
+      GENESIS_META,
+      stringifyJson({ ledger: bundle.ledger.hash, statechain: bundle.state.hash, network_id: bundle.networkId }),
+    );
+    this.genesisHash = bundle.ledger.hash;
+  }
+
+  private loadBundle(dir: string): GenesisBundle {
+    try {
+      return loadGenesisDir(dir);
+    } catch (e) {
+      if (e instanceof GenesisError) throw new NodeStartError(e.message);
+      throw e;
+    }
+  }
+
+  /** Admin token: option or environment first, else the token file, created at first start (0600). */
+  private setupAdminToken(): void {
+    const env = process.env.LEDGER_NODE_ADMIN_TOKEN ?? process.env.XE_API_ADMIN_TOKEN;
+    if (this.opts.adminToken ?? env) {
+      this.adminToken = this.opts.adminToken ?? env;
+      return;
+    }
+    const path = join(this.dataDir, ADMIN_TOKEN_FILE);
+    this.adminTokenFile = path;
+    if (!existsSync(path)) writeFileAtomic(path, `${randomBytes(32).toString('hex')}\n`, 0o600);
+    this.adminToken = readFileSync(path, 'utf8').trim();
+  }
+
+  private async listen(): Promise<void> {
+    const host = this.opts.apiBind ?? '127.0.0.1';
+    const port = this.opts.apiPort ?? 8080;
+    if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
+      this.log?.warn({ bind: host }, 'the API is bound to a non-loopback address: anyone who can reach it can use it');
+    }
+    // CORS origins name the port, so a random port (0) is chosen before the server is built.
+    const actualPort = port === 0 ? await freePort(host) : port;
+    const corsOrigins = [`http://127.0.0.1:${actualPort}`, `http://localhost:${actualPort}`, ...(this.opts.corsOrigins ?? [])];
+    this.api = createApiServer({
+      routes: buildRoutes(this),
+      logger: this.log ?? false,
+      rateLimit: this.opts.rateLimit === false ? false : {},
+      security: { bindAddress: host, corsOrigins, adminToken: this.adminToken },
+      info: { name: 'ledger-node', version: NODE_VERSION },
+      manifestExtra: () => ({ network_id: this.statechain.networkId, address: this.nodeKey.address, node_id: this.nodeId }),
+    });
+    try {
+      await this.api.listen({ host, port: actualPort });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new NodeStartError(`port ${actualPort} on ${host} is already in use (--api-port)`);
+      if (code === 'EADDRNOTAVAIL') throw new NodeStartError(`cannot bind ${host}: no such local address (--api-bind)`);
+      if (code === 'EACCES') throw new NodeStartError(`not allowed to bind ${host}:${actualPort} (--api-port)`);
+      throw e;
+    }
+    this.url_ = host.includes(':') ? `http://[${host}]:${actualPort}` : `http://${host}:${actualPort}`;
+  }
+
+  /** Until the peer-to-peer layer exists, the node is identified by its public key. */
+  get nodeId(): string {
+    return this.nodeKey.pub_key;
+  }
+
+  /** Parsed JSON of a state-chain value, or undefined. */
+  stateValue(key: string): unknown {
+    const t = this.statechain.kvGet(key);
+    return t === undefined ? undefined : parseJson(t);
+  }
+}

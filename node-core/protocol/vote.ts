@@ -1,0 +1,46 @@
+import { bytesToHex, hexToBytes } from './hex.ts';
+import { writeU64BE } from './int.ts';
+import { signBytes, type Verifier, verifyBytes } from './keys.ts';
+
+/**
+ * Representative votes (protocol.md section 8.7, reference-behavior.md section 2.2): 138 signed
+ * bytes = 0x02 || rep public key (32) || block hash (32) || position account (32) || position
+ * previous (32, zeros for an opening block) || timestamp (i64 BE) || final flag (1 byte). Ed25519
+ * signs these bytes directly, not a hash of them.
+ */
+export interface Vote {
+  rep_pub_key: string;
+  block_hash: string;
+  account: string;
+  previous: string;
+  timestamp: bigint;
+  final: boolean;
+  signature?: string;
+}
+
+export const VOTE_BYTES = 138;
+
+export function voteMessage(v: Vote): Uint8Array {
+  const out = new Uint8Array(VOTE_BYTES);
+  out[0] = 0x02;
+  out.set(hexToBytes(v.rep_pub_key, 32, 'rep_pub_key'), 1);
+  out.set(hexToBytes(v.block_hash, 32, 'block_hash'), 33);
+  out.set(hexToBytes(v.account, 32, 'account'), 65);
+  out.set(hexToBytes(v.previous === '0' ? '0'.repeat(64) : v.previous, 32, 'previous'), 97);
+  writeU64BE(out, 129, v.timestamp);
+  out[137] = v.final ? 1 : 0;
+  return out;
+}
+
+export function signVote(v: Vote, seed: Uint8Array): Vote & { signature: string } {
+  return { ...v, signature: bytesToHex(signBytes(voteMessage(v), seed)) };
+}
+
+export function verifyVote(v: Vote, verify: Verifier = verifyBytes): boolean {
+  try {
+    if (!v.signature) return false;
+    return verify(hexToBytes(v.signature, 64), voteMessage(v), hexToBytes(v.rep_pub_key, 32));
+  } catch {
+    return false;
+  }
+}
