@@ -1,7 +1,7 @@
 /**
  * The native baseline of the PoW benchmark: builds bench/native/blake2b_pow.c with the system C
  * compiler into a temporary directory, checks it against the protocol's PoW vectors, and measures
- * its hashes/s on one thread and on `threads` threads.
+ * its hashes/s on a number of threads.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,10 +24,10 @@ export interface NativeBuildSpec {
   readonly flags: readonly string[];
 }
 
-export interface NativeResult {
+/** A built and verified native binary. */
+export interface NativeBinary {
   readonly build: string;
-  readonly oneCore: number;
-  readonly allCores: number;
+  readonly path: string;
 }
 
 /**
@@ -37,7 +37,10 @@ export interface NativeResult {
  */
 export const NATIVE_BUILDS: readonly NativeBuildSpec[] = [
   { name: 'cc -O3 -march=native, 8 lanes', flags: ['-DLANES=8'] },
-  { name: 'cc -O3 -march=native, 16 lanes, 512-bit vectors', flags: ['-DLANES=16', '-mprefer-vector-width=512'] },
+  {
+    name: 'cc -O3 -march=native, 16 lanes, 512-bit vectors',
+    flags: ['-DLANES=16', '-mprefer-vector-width=512'],
+  },
 ];
 
 async function build(dir: string, spec: NativeBuildSpec, index: number): Promise<string | null> {
@@ -56,38 +59,48 @@ async function checkVectors(binary: string, vectors: readonly NativeVector[]): P
     vectors.map(async (v) => {
       const { stdout } = await run(binary, ['hash', v.targetHex, v.nonce.toString()]);
       if (BigInt(stdout.trim()) !== v.pow) {
-        throw new Error(`native PoW mismatch for ${v.targetHex} nonce ${v.nonce}: ${stdout.trim()} != ${v.pow}`);
+        throw new Error(
+          `native PoW mismatch for ${v.targetHex} nonce ${v.nonce}: ${stdout.trim()} != ${v.pow}`,
+        );
       }
     }),
   );
 }
 
-async function hashesPerSecond(binary: string, threads: number, seconds: number): Promise<number> {
-  const { stdout } = await run(binary, ['bench', String(threads), String(seconds)]);
+/** Hashes/s of one run of `seconds` on `threads` threads. */
+export async function nativeHashesPerSecond(
+  binary: NativeBinary,
+  threads: number,
+  seconds: number,
+): Promise<number> {
+  const { stdout } = await run(binary.path, ['bench', String(threads), String(seconds)]);
   const m = /hashes=(\d+) seconds=([\d.]+)/.exec(stdout);
   if (m === null) throw new Error(`unexpected native bench output: ${stdout}`);
   return Number(m[1]) / Number(m[2]);
 }
 
-/** Measures every build that compiles; null when there is no working C compiler. */
-export async function measureNative(opts: {
-  threads: number;
-  seconds: number;
-  vectors: readonly NativeVector[];
-}): Promise<NativeResult[] | null> {
+/**
+ * Builds every variant that compiles into a temporary directory and checks each against the
+ * vectors. Null when there is no working C compiler. Call `dispose` to remove the binaries.
+ */
+export async function buildNative(
+  vectors: readonly NativeVector[],
+): Promise<{ binaries: NativeBinary[]; dispose: () => Promise<void> } | null> {
   const dir = await mkdtemp(join(tmpdir(), 'pow-native-'));
+  const dispose = (): Promise<void> => rm(dir, { recursive: true, force: true });
   try {
-    const results: NativeResult[] = [];
+    const binaries: NativeBinary[] = [];
     for (const [i, spec] of NATIVE_BUILDS.entries()) {
-      const binary = await build(dir, spec, i);
-      if (binary === null) continue;
-      await checkVectors(binary, opts.vectors);
-      const oneCore = await hashesPerSecond(binary, 1, opts.seconds);
-      const allCores = await hashesPerSecond(binary, opts.threads, opts.seconds);
-      results.push({ build: spec.name, oneCore, allCores });
+      const path = await build(dir, spec, i);
+      if (path === null) continue;
+      await checkVectors(path, vectors);
+      binaries.push({ build: spec.name, path });
     }
-    return results.length > 0 ? results : null;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (binaries.length > 0) return { binaries, dispose };
+  } catch (e) {
+    await dispose();
+    throw e;
   }
+  await dispose();
+  return null;
 }

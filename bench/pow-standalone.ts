@@ -2,4 +2,6 @@
 import benchPow from './pow.ts';
 
 const figures = await benchPow((line) => console.log(line));
-console.log(JSON.stringify(figures, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(4)) : v), 1));
+console.log(
+  JSON.stringify(figures, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(4)) : v), 1),
+);

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
- * Usage: npm run bench [-- suite ...]   (suites: crypto, pow)
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node)
  */
 import { availableParallelism, cpus } from 'node:os';
 
@@ -10,6 +10,7 @@ type Suite = (log: (line: string) => void) => Promise<Record<string, number>>;
 const suites: Record<string, () => Promise<{ default: Suite }>> = {
   crypto: () => import('./crypto.ts'),
   pow: () => import('./pow.ts'),
+  node: () => import('./node.ts'),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -41,8 +41,8 @@ export interface NodeOptions {
   powDifficulty?: bigint;
   /** Join the network defined by this genesis directory instead of a development network. */
   genesisDir?: string;
-  /** Admin token; overrides the token file. */
-  adminToken?: string;
+  /** Admin token; overrides the token file. `false` disables the operator endpoints (403). */
+  adminToken?: string | false;
   /** Rate limits on (default) or off. */
   rateLimit?: boolean;
   /** Peer-to-peer networking (default on; meaningful once the network layer is present). */
@@ -137,7 +137,11 @@ export class LedgerNode {
       this.consensus = new Consensus({
         ledger: this.ledger,
         statechain: this.statechain,
-        localRep: { seed: hexToBytes(this.nodeKey.seed_hex), pubKey: this.nodeKey.pub_key, address: this.nodeKey.address },
+        localRep: {
+          seed: hexToBytes(this.nodeKey.seed_hex),
+          pubKey: this.nodeKey.pub_key,
+          address: this.nodeKey.address,
+        },
         now: this.now,
         onError: (err) => this.log?.error({ err }, 'finalization failed'),
       });
@@ -167,7 +171,9 @@ export class LedgerNode {
       accessSync(this.dataDir, constants.W_OK | constants.R_OK);
     } catch (e) {
       if (e instanceof NodeStartError) throw e;
-      throw new NodeStartError(`data directory ${this.dataDir} is not usable: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new NodeStartError(
+        `data directory ${this.dataDir} is not usable: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      );
     }
   }
 
@@ -190,7 +196,10 @@ export class LedgerNode {
    */
   private async ensureGenesis(): Promise<void> {
     const joined = this.opts.genesisDir ? this.loadBundle(this.opts.genesisDir) : undefined;
-    const recorded = this.store.getJson<{ ledger: string; statechain: string; network_id: string }>(this.store.meta, GENESIS_META);
+    const recorded = this.store.getJson<{ ledger: string; statechain: string; network_id: string }>(
+      this.store.meta,
+      GENESIS_META,
+    );
     if (recorded) {
       if (joined && (joined.ledger.hash !== recorded.ledger || joined.state.hash !== recorded.statechain)) {
         throw new NodeStartError(
@@ -206,7 +215,10 @@ export class LedgerNode {
     const ownGenesis = join(this.dataDir, 'genesis');
     if (!bundle && existsSync(join(ownGenesis, 'ledger-genesis.json'))) bundle = this.loadBundle(ownGenesis);
     if (!bundle) {
-      const { keys, bundle: created } = createDevnet({ powDifficulty: this.opts.powDifficulty, nodeKey: this.nodeKey });
+      const { keys, bundle: created } = createDevnet({
+        powDifficulty: this.opts.powDifficulty,
+        nodeKey: this.nodeKey,
+      });
       writeDevnetKeys(this.dataDir, keys);
       writeGenesisDir(ownGenesis, created);
       bundle = created;
@@ -216,7 +228,11 @@ export class LedgerNode {
     if (!this.ledger.hasGenesis) await this.ledger.applyGenesis(bundle.ledger);
     this.store.meta.putSync(
       GENESIS_META,
-      stringifyJson({ ledger: bundle.ledger.hash, statechain: bundle.state.hash, network_id: bundle.networkId }),
+      stringifyJson({
+        ledger: bundle.ledger.hash,
+        statechain: bundle.state.hash,
+        network_id: bundle.networkId,
+      }),
     );
     this.genesisHash = bundle.ledger.hash;
   }
@@ -232,9 +248,14 @@ export class LedgerNode {
 
   /** Admin token: option or environment first, else the token file, created at first start (0600). */
   private setupAdminToken(): void {
-    const env = process.env.LEDGER_NODE_ADMIN_TOKEN ?? process.env.XE_API_ADMIN_TOKEN;
-    if (this.opts.adminToken ?? env) {
-      this.adminToken = this.opts.adminToken ?? env;
+    if (this.opts.adminToken === false) {
+      this.adminToken = undefined;
+      return;
+    }
+    const env = process.env.LEDGER_NODE_ADMIN_TOKEN || process.env.XE_API_ADMIN_TOKEN || undefined;
+    const given = this.opts.adminToken ?? env;
+    if (given) {
+      this.adminToken = given;
       return;
     }
     const path = join(this.dataDir, ADMIN_TOKEN_FILE);
@@ -247,26 +268,40 @@ export class LedgerNode {
     const host = this.opts.apiBind ?? '127.0.0.1';
     const port = this.opts.apiPort ?? 8080;
     if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
-      this.log?.warn({ bind: host }, 'the API is bound to a non-loopback address: anyone who can reach it can use it');
+      this.log?.warn(
+        { bind: host },
+        'the API is bound to a non-loopback address: anyone who can reach it can use it',
+      );
     }
     // CORS origins name the port, so a random port (0) is chosen before the server is built.
     const actualPort = port === 0 ? await freePort(host) : port;
-    const corsOrigins = [`http://127.0.0.1:${actualPort}`, `http://localhost:${actualPort}`, ...(this.opts.corsOrigins ?? [])];
+    const corsOrigins = [
+      `http://127.0.0.1:${actualPort}`,
+      `http://localhost:${actualPort}`,
+      ...(this.opts.corsOrigins ?? []),
+    ];
     this.api = createApiServer({
       routes: buildRoutes(this),
       logger: this.log ?? false,
       rateLimit: this.opts.rateLimit === false ? false : {},
       security: { bindAddress: host, corsOrigins, adminToken: this.adminToken },
       info: { name: 'ledger-node', version: NODE_VERSION },
-      manifestExtra: () => ({ network_id: this.statechain.networkId, address: this.nodeKey.address, node_id: this.nodeId }),
+      manifestExtra: () => ({
+        network_id: this.statechain.networkId,
+        address: this.nodeKey.address,
+        node_id: this.nodeId,
+      }),
     });
     try {
       await this.api.listen({ host, port: actualPort });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') throw new NodeStartError(`port ${actualPort} on ${host} is already in use (--api-port)`);
-      if (code === 'EADDRNOTAVAIL') throw new NodeStartError(`cannot bind ${host}: no such local address (--api-bind)`);
-      if (code === 'EACCES') throw new NodeStartError(`not allowed to bind ${host}:${actualPort} (--api-port)`);
+      if (code === 'EADDRINUSE')
+        throw new NodeStartError(`port ${actualPort} on ${host} is already in use (--api-port)`);
+      if (code === 'EADDRNOTAVAIL')
+        throw new NodeStartError(`cannot bind ${host}: no such local address (--api-bind)`);
+      if (code === 'EACCES')
+        throw new NodeStartError(`not allowed to bind ${host}:${actualPort} (--api-port)`);
       throw e;
     }
     this.url_ = host.includes(':') ? `http://[${host}]:${actualPort}` : `http://${host}:${actualPort}`;

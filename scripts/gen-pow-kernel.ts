@@ -14,18 +14,24 @@
  *  - only what feeds the final h0 = h0 ^ v0 ^ v8 is kept (dead-code elimination), which removes
  *    most of the last round.
  *
- * Two backends emit WAT from the same graph: SIMD (i64x2: each v128 state carries 2 nonces, and
- * several independent states are interleaved for instruction-level parallelism) and scalar (i64,
- * for engines without SIMD). wabt turns the text into bytes; the output is deterministic.
+ * Two backends emit WAT from the same graph: v128 (i64x2, 2 nonces per state) and i64 (1 nonce per
+ * state). A kernel interleaves independent states of either kind in one loop body, for
+ * instruction-level parallelism: the shipped SIMD kernel runs one v128 and one i64 state side by side
+ * (3 nonces per iteration), the scalar kernel (for engines without SIMD) one i64 state. Rounds are
+ * fully unrolled and the nonce loop runs inside the kernel. wabt turns the text into bytes; the
+ * output is deterministic.
  *
  * Kernel ABI (both variants; offsets and lane counts are exported in the generated file):
- *  - exports `memory` (1 page). The caller writes the 32-byte target at TARGET_OFFSET.
+ *  - exports `memory` (1 page, never grown). The caller writes the 32-byte target at
+ *    POW_KERNEL_LAYOUT.targetOffset before each call.
  *  - `search(startLo, startHi, count, diffLo, diffHi) -> i32`: tries nonces start, start+1, ...,
- *    start+count-1 (mod 2^64; 0 < count <= 2^30), in that order. Returns 1 and writes the first
- *    nonce whose PoW value >= difficulty (u64 LE) at NONCE_OFFSET, else returns 0. 64-bit values
- *    travel as i32 halves so no BigInt/i64 JS integration is needed.
+ *    start+count-1 (mod 2^64; 0 <= count <= 2^30), in that order. Returns 1 and writes the first
+ *    nonce whose PoW value >= difficulty (u64 LE) at nonceOffset, else returns 0. 64-bit values
+ *    travel as i32 halves so no BigInt/i64 JS integration is needed. The loop only runs a cheap
+ *    may-hit test per iteration; the exact comparison (and the count bound on the last iteration)
+ *    is done off the hot path.
  *  - `hashes(startLo, startHi)`: writes the PoW values (u64 LE) of the `lanes` nonces start,
- *    start+1, ... at OUT_OFFSET. For tests: it runs exactly the code of the search loop.
+ *    start+1, ... at outOffset. For tests: the same generated compression code as the loop.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -35,8 +41,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const MASK64 = 0xffffffffffffffffn;
 const IV: readonly bigint[] = [
-  0x6a09e667f3bcc908n, 0xbb67ae8584caa73bn, 0x3c6ef372fe94f82bn, 0xa54ff53a5f1d36f1n,
-  0x510e527fade682d1n, 0x9b05688c2b3e6c1fn, 0x1f83d9abfb41bd6bn, 0x5be0cd19137e2179n,
+  0x6a09e667f3bcc908n,
+  0xbb67ae8584caa73bn,
+  0x3c6ef372fe94f82bn,
+  0xa54ff53a5f1d36f1n,
+  0x510e527fade682d1n,
+  0x9b05688c2b3e6c1fn,
+  0x1f83d9abfb41bd6bn,
+  0x5be0cd19137e2179n,
 ];
 const SIGMA: readonly (readonly number[])[] = [
   [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
@@ -111,7 +123,11 @@ class Graph {
   }
   /** a + b + c, associated so the lowest-stage operands are combined first (hoistable). */
   add3(a: number, b: number, c: number): number {
-    const [x, y, z] = [a, b, c].sort((p, q) => this.node(p).stage - this.node(q).stage) as [number, number, number];
+    const [x, y, z] = [a, b, c].sort((p, q) => this.node(p).stage - this.node(q).stage) as [
+      number,
+      number,
+      number,
+    ];
     return this.add(this.add(x, y), z);
   }
   xor(a: number, b: number): number {
@@ -216,7 +232,16 @@ export interface KernelVariant {
   readonly rot63: 'shl' | 'add';
 }
 
-/** The shipped variants: picked by measurement with bench/pow.ts (see the report there). */
+/**
+ * The shipped variants, picked by measurement (V8 12 / Node 22, x86-64 with AVX-512, one core):
+ *  - 1 v128 state: 14 M hashes/s; 2 states: 16.5 M; 3 or 4: slower (V8 uses 16 xmm registers, and
+ *    the spills swamp the gain).
+ *  - 1 v128 + 1 i64 state (shipped): 20 M. The scalar state runs on the integer ports, which v128
+ *    code leaves idle; adding more of either kind costs more in spills than it gains.
+ *  - rot24/rot16 by `swizzle`: +5-10% over `shuffle` or `shift`. `group` makes no measurable
+ *    difference (the CPU reorders anyway). Per-call values read from memory instead of locals: -8%.
+ *  - scalar only: 1 state 10.8 M, 2 states 8.5 M (spills).
+ */
 export const POW_KERNEL_VARIANTS: { readonly simd: KernelVariant; readonly scalar: KernelVariant } = {
   simd: { simdStates: 1, scalarStates: 1, group: 1, rot24: 'swizzle', rot16: 'swizzle', rot63: 'add' },
   scalar: { simdStates: 0, scalarStates: 1, group: 1, rot24: 'swizzle', rot16: 'swizzle', rot63: 'add' },
@@ -311,7 +336,8 @@ function simdBackend(variant: KernelVariant): Backend {
       const shl = variant.rot63 === 'add' ? `(i64x2.add ${a} ${a})` : `(i64x2.shl ${a} (i32.const 1))`;
       return `(v128.or ${shl} (i64x2.shr_u ${a} (i32.const 63)))`;
     },
-    initNonce: (lane) => `(i64x2.add (i64x2.splat (local.get $start)) (v128.const i64x2 ${lane} ${lane + 1}))`,
+    initNonce: (lane) =>
+      `(i64x2.add (i64x2.splat (local.get $start)) (v128.const i64x2 ${lane} ${lane + 1}))`,
     advance: (n, lanes) => `(i64x2.add ${n} ${v128const(BigInt(lanes))})`,
     // Byte-swapped (the digest is read big-endian) with the sign bit flipped, so that the signed
     // i64x2.ge_s against the flipped difficulty compares unsigned values. Bit 7 of the low byte
@@ -361,7 +387,8 @@ function emitCompression(variant: KernelVariant, states: readonly Backend[]): Co
 
   // Stage 1: scalar i64 in the preamble, splatted once when a SIMD state uses it.
   const usedByStage2 = new Set<number>();
-  for (const n of nodes) if (n.stage === 2) for (const a of n.args) if (byId(a).stage === 1) usedByStage2.add(a);
+  for (const n of nodes)
+    if (n.stage === 2) for (const a of n.args) if (byId(a).stage === 1) usedByStage2.add(a);
   const stage1Ref = (id: number): string => {
     const n = byId(id);
     return n.op === 'const' ? i64const(n.value) : get(`$c${id}`);
@@ -520,7 +547,9 @@ export function buildPowKernelWat(variant: KernelVariant): string {
 // ---------------------------------------------------------------------------------------------
 // Compilation and the generated module
 
-export const GENERATED_PATH = fileURLToPath(new URL('../node-core/protocol/pow-kernel.generated.ts', import.meta.url));
+export const GENERATED_PATH = fileURLToPath(
+  new URL('../node-core/protocol/pow-kernel.generated.ts', import.meta.url),
+);
 
 export async function compileWat(wat: string, simd: boolean): Promise<Uint8Array> {
   const wabt = await (await import('wabt')).default();
@@ -557,7 +586,11 @@ const wrapBase64 = (bytes: Uint8Array): string => {
 export async function buildPowKernelModuleSource(): Promise<string> {
   const simd = await buildPowKernel(POW_KERNEL_VARIANTS.simd);
   const scalar = await buildPowKernel(POW_KERNEL_VARIANTS.scalar);
-  const entry = (name: string, doc: string, k: BuiltKernel): string => `/** ${doc} ${JSON.stringify(k.variant)} */
+  const entry = (
+    name: string,
+    doc: string,
+    k: BuiltKernel,
+  ): string => `/** ${doc} ${JSON.stringify(k.variant)} */
 export const ${name} = {
   /** Nonces per loop iteration. */
   lanes: ${k.lanes},

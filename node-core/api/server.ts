@@ -115,15 +115,17 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * is not a bigint) are refused here: accepted, they would make any later response that echoes or
  * stores them fail to serialize, turning bad input into a 500.
  */
-function parseBody(raw: Buffer): JsonValue {
+function parseBody(raw: Buffer): { text: string; value: JsonValue } {
+  let text: string;
   let value: JsonValue;
   try {
-    value = parseJson(utf8.decode(raw));
+    text = utf8.decode(raw);
+    value = parseJson(text);
   } catch (e) {
     throw ApiError.invalidBody(e);
   }
   if (!representable(value)) throw ApiError.invalidBody();
-  return value;
+  return { text, value };
 }
 
 function representable(v: JsonValue): boolean {
@@ -159,7 +161,6 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   const info = opts.info ?? DEFAULT_INFO;
   const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const security = createSecurity(opts.security);
-  const limiter = opts.rateLimit === false ? undefined : new RateLimiter(opts.rateLimit);
 
   const manifest = buildManifest(opts.routes);
   const builtins: RouteDef[] = [
@@ -188,6 +189,8 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   const allRoutes = defineRoutes(builtins, opts.routes);
   const openapi = buildOpenApi(allRoutes, { title: info.name, version: info.version });
   const methodsAt = createMethodIndex(allRoutes);
+  // Created once the table is known good, so a rejected table leaves no sweep timer behind.
+  const limiter = opts.rateLimit === false ? undefined : new RateLimiter(opts.rateLimit);
 
   const app = Fastify({
     loggerInstance: opts.logger === false ? undefined : opts.logger,
@@ -221,7 +224,10 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
       return;
     }
     try {
-      done(null, parseBody(body as Buffer));
+      const { text, value } = parseBody(body as Buffer);
+      // Routes that hash the body byte for byte (state-chain op values) read the exact text here.
+      (request as FastifyRequest & { rawBodyText?: string }).rawBodyText = text;
+      done(null, value);
     } catch (e) {
       done(e as Error, undefined);
     }

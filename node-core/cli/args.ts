@@ -20,7 +20,7 @@ export interface CliOptions {
   apiBind: string;
   powDifficulty?: bigint;
   genesisDir?: string;
-  adminToken?: string;
+  adminToken?: string | false;
   rateLimit: boolean;
   p2p: boolean;
   logLevel: string;
@@ -41,7 +41,7 @@ Options:
   --genesis-dir DIR       join the network defined by ledger-genesis.json and
                           statechain-genesis.json in DIR
   --admin-token TOKEN     operator token (default: the admin-token file in the data directory;
-                          also LEDGER_NODE_ADMIN_TOKEN)
+                          also LEDGER_NODE_ADMIN_TOKEN); none disables operator endpoints
   --rate-limit on|off     per-client rate limits (default on)
   --no-p2p                do not start peer-to-peer networking
   --log-level LEVEL       fatal, error, warn, info, debug or trace (default info)
@@ -52,7 +52,15 @@ Options:
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function parseArgs(argv: readonly string[]): CliOptions {
-  const o: CliOptions = { help: false, version: false, apiPort: 8080, apiBind: '127.0.0.1', rateLimit: true, p2p: true, logLevel: 'info' };
+  const o: CliOptions = {
+    help: false,
+    version: false,
+    apiPort: 8080,
+    apiBind: '127.0.0.1',
+    rateLimit: true,
+    p2p: true,
+    logLevel: 'info',
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const eq = arg.indexOf('=');
@@ -80,13 +88,15 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         break;
       case '--api-port': {
         const v = value();
-        if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`--api-port: "${v}" is not a port number (0-65535)`);
+        if (!/^\d{1,5}$/.test(v) || Number(v) > 65535)
+          throw new UsageError(`--api-port: "${v}" is not a port number (0-65535)`);
         o.apiPort = Number(v);
         break;
       }
       case '--api-bind': {
         const v = value();
-        if (v !== 'localhost' && isIP(v) === 0) throw new UsageError(`--api-bind: "${v}" is not an IP address`);
+        if (v !== 'localhost' && isIP(v) === 0)
+          throw new UsageError(`--api-bind: "${v}" is not an IP address`);
         o.apiBind = v;
         break;
       }
@@ -104,8 +114,10 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         break;
       case '--admin-token': {
         const v = value();
-        if (v.length < 16) throw new UsageError('--admin-token must be at least 16 characters');
-        o.adminToken = v;
+        if (v === 'none') o.adminToken = false;
+        else if (v.length < 16)
+          throw new UsageError('--admin-token must be at least 16 characters (or none)');
+        else o.adminToken = v;
         break;
       }
       case '--rate-limit': {
@@ -124,7 +136,11 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         break;
       }
       default:
-        throw new UsageError(arg.startsWith('-') ? `unknown option ${name} (see --help)` : `unexpected argument "${arg}" (see --help)`);
+        throw new UsageError(
+          arg.startsWith('-')
+            ? `unknown option ${name} (see --help)`
+            : `unexpected argument "${arg}" (see --help)`,
+        );
     }
   }
   return o;

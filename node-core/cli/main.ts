@@ -53,7 +53,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (!opts.rateLimit) logger.warn('rate limits are off (--rate-limit off)');
   logger.info({ url: node.url, data_dir: dataDir, network_id: node.statechain.networkId }, 'ready');
-  process.stdout.write(`ledger-node ready: API ${node.url} (network ${node.statechain.networkId}, data ${dataDir})\n`);
+  process.stdout.write(
+    `ledger-node ready: API ${node.url} (network ${node.statechain.networkId}, data ${dataDir})\n`,
+  );
 
   return new Promise<number>((resolve) => {
     let stopping = false;

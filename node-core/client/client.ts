@@ -74,7 +74,11 @@ export class LedgerClient {
   }
 
   /** A raw request: status, headers and the lossless body (undefined when empty or not JSON). */
-  async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: JsonValue | undefined }> {
+  async request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; headers: Headers; body: JsonValue | undefined }> {
     const headers: Record<string, string> = { accept: 'application/json', ...this.opts.headers };
     if (this.opts.adminToken) headers.authorization = `Bearer ${this.opts.adminToken}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -128,17 +132,26 @@ export class LedgerClient {
     const r = await this.request('GET', `/accounts/${address}/balance`);
     if (r.status === 404) return {};
     if (r.status >= 400) throw new ApiRequestError(r.status, r.body, 'GET', `/accounts/${address}/balance`);
-    return Object.fromEntries(Object.entries(r.body as Record<string, string>).map(([k, v]) => [k, BigInt(v)]));
+    return Object.fromEntries(
+      Object.entries(r.body as Record<string, string>).map(([k, v]) => [k, BigInt(v)]),
+    );
   }
 
   /** A page of an account's chain, oldest first, and the chain length; undefined for an unknown account. */
-  async chain(address: string, offset = 0, limit = 100): Promise<{ total: number; blocks: ChainBlock[] } | undefined> {
+  async chain(
+    address: string,
+    offset = 0,
+    limit = 100,
+  ): Promise<{ total: number; blocks: ChainBlock[] } | undefined> {
     const path = `/accounts/${address}/chain?offset=${offset}&limit=${limit}`;
     const r = await this.request('GET', path);
     if (r.status === 404) return undefined;
     if (r.status >= 400) throw new ApiRequestError(r.status, r.body, 'GET', path);
     const total = Number(r.headers.get('x-total-count') ?? '0');
-    const blocks = (r.body as Record<string, unknown>[]).map((b) => ({ block: decodeBlock(b), finalized: b.finalized === true }));
+    const blocks = (r.body as Record<string, unknown>[]).map((b) => ({
+      block: decodeBlock(b),
+      finalized: b.finalized === true,
+    }));
     return { total, blocks };
   }
 
@@ -163,7 +176,10 @@ export class LedgerClient {
 
   /** Submits a signed, proof-of-work-solved block; resolves with the node's echo. */
   async submit(block: Block): Promise<Block> {
-    const echo = await this.post<Record<string, unknown>>(`/blocks/${block.type}`, blockToJson(block, 'node'));
+    const echo = await this.post<Record<string, unknown>>(
+      `/blocks/${block.type}`,
+      blockToJson(block, 'node'),
+    );
     return decodeBlock(echo);
   }
 }

@@ -48,7 +48,11 @@ export class Wallet {
   /** Connects to a node, learning its network id and difficulty, and loads the account's state. */
   static async open(client: LedgerClient, seed: Uint8Array, solvePow?: PowSolver): Promise<Wallet> {
     const info = await client.node();
-    const w = new Wallet(client, seed, { networkId: info.network_id, difficulty: info.pow_difficulty, solvePow });
+    const w = new Wallet(client, seed, {
+      networkId: info.network_id,
+      difficulty: info.pow_difficulty,
+      solvePow,
+    });
     await w.refresh();
     return w;
   }
@@ -80,10 +84,16 @@ export class Wallet {
 
   /** Builds, signs and solves a block without submitting it (benchmarks pre-solve blocks). */
   async prepare(fields: Omit<Block, 'account' | 'previous' | 'timestamp'>): Promise<Block> {
-    const unsigned: Block = { ...fields, account: this.address, previous: this.frontier, timestamp: this.now() };
+    const unsigned: Block = {
+      ...fields,
+      account: this.address,
+      previous: this.frontier,
+      timestamp: this.now(),
+    };
     const signed = signBlock(unsigned, this.seed, this.opts.networkId);
     const solve = this.opts.solvePow ?? jsPowSolver;
-    const nonce = this.opts.difficulty === 0n ? 0n : await solve(hexToBytes(signed.hash), this.opts.difficulty);
+    const nonce =
+      this.opts.difficulty === 0n ? 0n : await solve(hexToBytes(signed.hash), this.opts.difficulty);
     return { ...signed, pow_nonce: nonce };
   }
 
@@ -119,7 +129,12 @@ export class Wallet {
   }
 
   receive(p: PendingSend): Promise<Block> {
-    return this.write({ type: 'receive', asset: p.asset, source: p.hash, balance: this.bal(p.asset) + p.amount });
+    return this.write({
+      type: 'receive',
+      asset: p.asset,
+      source: p.hash,
+      balance: this.bal(p.asset) + p.amount,
+    });
   }
 
   /** Receives every pending send; returns the receive blocks. */

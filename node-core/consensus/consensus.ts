@@ -36,10 +36,11 @@ export interface ConsensusDeps {
   onError?: (err: unknown) => void;
 }
 
+/** Voters per phase; their weight is looked up when counting (current weight, section 2.2). */
 interface Tally {
   hash: string;
-  converge: Map<string, bigint>;
-  final: Map<string, bigint>;
+  converge: Set<string>;
+  final: Set<string>;
 }
 
 export interface FinalityStats {
@@ -60,6 +61,8 @@ export class Consensus {
   private readonly tallies = new Map<string, Tally>();
   /** Accounts waiting for another account's finality (a receive's source). */
   private readonly waiters = new Map<string, Set<string>>();
+  /** Accounts whose next block lacked quorum; re-driven when a commit changes the weights. */
+  private readonly stalled = new Set<string>();
   private queue = new Map<string, number>();
   private flushing: Promise<void> | undefined;
   private weightsCache: EligibleWeights | undefined;
@@ -97,6 +100,8 @@ export class Consensus {
     this.weightsCache = undefined;
     if (!this.running) return;
     const accounts = new Set(batch.map((c) => c.block.account));
+    for (const a of this.stalled) accounts.add(a);
+    this.stalled.clear();
     for (const a of accounts) this.drive(a);
   }
 
@@ -129,7 +134,10 @@ export class Consensus {
           return;
         }
       }
-      if (!this.vote(account, h, hash, block.previous)) return;
+      if (!this.vote(account, h, hash, block.previous)) {
+        this.stalled.add(account);
+        return;
+      }
       this.decide(account, h);
       h++;
     }
@@ -139,24 +147,30 @@ export class Consensus {
   private vote(account: string, height: number, hash: string, previous: string): boolean {
     const key = `${account}:${height}`;
     let t = this.tallies.get(key);
-    if (!t || t.hash !== hash) this.tallies.set(key, (t = { hash, converge: new Map(), final: new Map() }));
+    if (!t || t.hash !== hash) this.tallies.set(key, (t = { hash, converge: new Set(), final: new Set() }));
     const w = this.weights();
     const rep = this.localRep;
     if (rep) {
       const weight = w.weights.get(rep.address) ?? 0n;
       if (weight > 0n && !t.converge.has(rep.address)) {
-        t.converge.set(rep.address, weight);
+        t.converge.add(rep.address);
         this.emit({ rep, hash, account, previous, final: false });
       }
-      if (weight > 0n && !t.final.has(rep.address) && hasQuorum(sum(t.converge), w.total)) {
-        t.final.set(rep.address, weight);
+      if (weight > 0n && !t.final.has(rep.address) && hasQuorum(weightOf(t.converge, w.weights), w.total)) {
+        t.final.add(rep.address);
         this.emit({ rep, hash, account, previous, final: true });
       }
     }
-    return hasQuorum(sum(t.final), w.total);
+    return hasQuorum(weightOf(t.final, w.weights), w.total);
   }
 
-  private emit(v: { rep: LocalRepresentative; hash: string; account: string; previous: string; final: boolean }): void {
+  private emit(v: {
+    rep: LocalRepresentative;
+    hash: string;
+    account: string;
+    previous: string;
+    final: boolean;
+  }): void {
     if (!this.sink) return;
     const vote: Vote = {
       rep_pub_key: v.rep.pubKey,
@@ -212,8 +226,9 @@ export class Consensus {
   }
 }
 
-function sum(m: Map<string, bigint>): bigint {
+/** The current eligible weight of a set of voters (a rep without weight now counts 0). */
+function weightOf(voters: Set<string>, weights: Map<string, bigint>): bigint {
   let s = 0n;
-  for (const v of m.values()) s += v;
+  for (const v of voters) s += weights.get(v) ?? 0n;
   return s;
 }

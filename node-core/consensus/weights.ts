@@ -19,15 +19,36 @@ export function eligibleWeights(all: Map<string, bigint>, policy: Representative
   const positive = new Map([...all].filter(([, w]) => w > 0n));
   const total = (m: Map<string, bigint>) => [...m.values()].reduce((a, b) => a + b, 0n);
   if (policy.mode === 'open') {
-    return { weights: positive, total: total(positive), ineligible: new Map(), ineligibleTotal: 0n, restricted: false, failedOpen: false };
+    return {
+      weights: positive,
+      total: total(positive),
+      ineligible: new Map(),
+      ineligibleTotal: 0n,
+      restricted: false,
+      failedOpen: false,
+    };
   }
   const allowed = new Set(policy.addresses);
   const weights = new Map([...positive].filter(([rep]) => allowed.has(rep)));
   const ineligible = new Map([...positive].filter(([rep]) => !allowed.has(rep)));
   if (total(weights) === 0n && total(ineligible) > 0n) {
-    return { weights: positive, total: total(positive), ineligible: new Map(), ineligibleTotal: 0n, restricted: true, failedOpen: true };
+    return {
+      weights: positive,
+      total: total(positive),
+      ineligible: new Map(),
+      ineligibleTotal: 0n,
+      restricted: true,
+      failedOpen: true,
+    };
   }
-  return { weights, total: total(weights), ineligible, ineligibleTotal: total(ineligible), restricted: true, failedOpen: false };
+  return {
+    weights,
+    total: total(weights),
+    ineligible,
+    ineligibleTotal: total(ineligible),
+    restricted: true,
+    failedOpen: false,
+  };
 }
 
 /** Quorum is exactly 67/100 of eligible weight; zero total weight never reaches it. */

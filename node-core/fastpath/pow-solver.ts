@@ -4,14 +4,13 @@
  * One worker thread per core, each with its own WebAssembly kernel loaded once at start() and kept
  * alive between solves. A solve gives every worker a disjoint slice of the nonce space (start
  * points 2^64 / threads apart from a random origin); the first worker to find a solution claims it
- * through a shared stop flag, which also stops the others within one chunk (~100k nonces, a few
- * milliseconds). Solves run one at a time, in call order: all cores go to the current one.
+ * through a shared stop flag, which also stops the others within one chunk (~2 ms). Solves run one at a time, in call order: all cores go to the current one.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ProtocolError } from '../protocol/errors.ts';
 import { checkU64, PowAbortedError, POW_TARGET_BYTES, randomNonce } from '../protocol/pow.ts';
-import { DEFAULT_POW_CHUNK, MAX_SEARCH_COUNT } from '../protocol/pow-wasm.ts';
+import { MAX_SEARCH_COUNT } from '../protocol/pow-wasm.ts';
 import {
   CONTROL_COUNTERS_OFFSET,
   controlBytes,
@@ -23,7 +22,7 @@ import {
 export interface PowSolverOptions {
   /** Worker threads (default: os.availableParallelism()). */
   threads?: number;
-  /** Nonces a worker searches between two looks at the stop flag (default DEFAULT_POW_CHUNK). */
+  /** Nonces a worker searches between two looks at the stop flag (default DEFAULT_SOLVER_CHUNK). */
   chunk?: number;
   /** How often onProgress is called during a solve, in ms (default 100). */
   progressIntervalMs?: number;
@@ -57,8 +56,18 @@ export class PowSolverError extends Error {
   }
 }
 
+/**
+ * ~2 ms of work per worker. When one worker wins, the others finish their current chunk before
+ * they can take the next solve, so this bounds the gap between back-to-back solves; the cost of a
+ * kernel call (a 32-byte copy and the per-target setup) is negligible at this size.
+ */
+export const DEFAULT_SOLVER_CHUNK = 1 << 15;
+
 /** The worker entry next to this module: .ts when run from source, .js when built. */
-const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './pow-worker.ts' : './pow-worker.js', import.meta.url);
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? './pow-worker.ts' : './pow-worker.js',
+  import.meta.url,
+);
 const TWO_64 = 1n << 64n;
 
 interface Job {
@@ -96,9 +105,11 @@ export class PowSolver {
 
   constructor(opts: PowSolverOptions = {}) {
     this.threads = opts.threads ?? availableParallelism();
-    this.#chunk = opts.chunk ?? DEFAULT_POW_CHUNK;
+    this.#chunk = opts.chunk ?? DEFAULT_SOLVER_CHUNK;
     this.#progressIntervalMs = opts.progressIntervalMs ?? 100;
-    if (!Number.isInteger(this.threads) || this.threads < 1) throw new RangeError('threads must be a positive integer');
+    if (!Number.isInteger(this.threads) || this.threads < 1) {
+      throw new RangeError('threads must be a positive integer');
+    }
     if (!Number.isInteger(this.#chunk) || this.#chunk < 1 || this.#chunk > MAX_SEARCH_COUNT) {
       throw new RangeError(`chunk must be an integer in [1, ${MAX_SEARCH_COUNT}]`);
     }
@@ -131,15 +142,19 @@ export class PowSolver {
     this.#workers = workers;
     try {
       const ready = await Promise.all(workers.map((w) => firstMessage(w)));
-      if (this.#workers !== workers) throw new PowSolverError('ERR_POW_STOPPED', 'pow solver stopped while starting');
+      if (this.#workers !== workers) {
+        throw new PowSolverError('ERR_POW_STOPPED', 'pow solver stopped while starting');
+      }
       this.#simd = ready.every((m) => m.type === 'ready' && m.simd);
     } catch (e) {
-      await Promise.all(workers.map((w) => w.terminate()));
+      await Promise.all(workers.map((w) => quietTerminate(w)));
       if (this.#workers === workers) {
         this.#workers = [];
         this.#state = 'stopped';
       }
-      throw e instanceof PowSolverError ? e : new PowSolverError('ERR_POW_WORKER', 'pow worker failed to start', { cause: e });
+      throw e instanceof PowSolverError
+        ? e
+        : new PowSolverError('ERR_POW_WORKER', 'pow worker failed to start', { cause: e });
     }
     workers.forEach((w, i) => {
       w.on('message', (msg: FromWorker) => this.#onMessage(i, msg));
@@ -171,11 +186,14 @@ export class PowSolver {
       }
       checkU64(difficulty, 'difficulty');
       if (opts.startNonce !== undefined) checkU64(opts.startNonce, 'startNonce');
-      if (this.#state === 'stopped') throw new PowSolverError('ERR_POW_NOT_STARTED', 'pow solver is not started');
+      if (this.#state === 'stopped') {
+        throw new PowSolverError('ERR_POW_NOT_STARTED', 'pow solver is not started');
+      }
       if (opts.signal?.aborted) throw new PowAbortedError(undefined, { cause: opts.signal.reason });
       const job: Job = {
         id: this.#nextJobId++,
-        target: target.slice(),
+        // A copy: the caller may reuse its buffer (and Buffer#slice would not copy).
+        target: new Uint8Array(target),
         difficulty,
         opts,
         resolve,
@@ -185,7 +203,8 @@ export class PowSolver {
       };
       const signal = opts.signal;
       if (signal !== undefined) {
-        const onAbort = (): void => this.#abort(job, new PowAbortedError(undefined, { cause: signal.reason }));
+        const onAbort = (): void =>
+          this.#abort(job, new PowAbortedError(undefined, { cause: signal.reason }));
         signal.addEventListener('abort', onAbort, { once: true });
         job.removeAbortListener = () => signal.removeEventListener('abort', onAbort);
       }
@@ -288,7 +307,9 @@ export class PowSolver {
     const workers = this.#workers;
     this.#state = 'stopped';
     this.#workers = [];
-    this.#shutdown(new PowSolverError('ERR_POW_WORKER', 'a pow worker failed; the solver stopped', { cause }));
+    this.#shutdown(
+      new PowSolverError('ERR_POW_WORKER', 'a pow worker failed; the solver stopped', { cause }),
+    );
     for (const w of workers) void quietTerminate(w);
   }
 }

@@ -56,7 +56,8 @@ export class VerifyPool {
 
   verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Promise<boolean> {
     if (this.slots.length === 0) return Promise.resolve(verifyBytesNode(signature, message, publicKey));
-    if (signature.length !== 64 || publicKey.length !== 32 || message.length > 0xffff) return Promise.resolve(false);
+    if (signature.length !== 64 || publicKey.length !== 32 || message.length > 0xffff)
+      return Promise.resolve(false);
     return new Promise((resolve, reject) => {
       this.queue.push({ sig: signature, msg: message, pub: publicKey, p: { resolve, reject } });
       if (this.queue.length >= this.maxBatch) this.flush();

@@ -8,7 +8,12 @@ import { hexToBytes } from '../protocol/hex.ts';
 import { parseJson, stringifyJson } from '../protocol/json.ts';
 import { addressFromPublicKey, generateKeyPair, type KeyPair } from '../protocol/keys.ts';
 import { BLOCK_POW_DIFFICULTY, CHAT_POW_DIFFICULTY, formatDifficulty } from '../protocol/pow.ts';
-import { parseStateBlock, type StateBlock, stateBlockHash, stateBlockToJson } from '../protocol/statechain.ts';
+import {
+  parseStateBlock,
+  type StateBlock,
+  stateBlockHash,
+  stateBlockToJson,
+} from '../protocol/statechain.ts';
 import type { SignedBlock } from '../ledger/ledger.ts';
 
 /**
@@ -86,7 +91,8 @@ export function verifyStateGenesis(block: StateBlock): StateBlock & { hash: stri
 function networkIdOf(state: StateBlock): string {
   const op = state.ops.find((o) => o.key === 'sys.network_id' && o.type === 'set');
   const v = op?.value === undefined ? undefined : parseJson(op.value);
-  if (typeof v !== 'string' || v === '') throw new GenesisError('state-chain genesis must set sys.network_id');
+  if (typeof v !== 'string' || v === '')
+    throw new GenesisError('state-chain genesis must set sys.network_id');
   return v;
 }
 
@@ -120,8 +126,14 @@ export function writeFileAtomic(path: string, text: string, mode = 0o644): void 
 /** Writes the two genesis files, the form other nodes join with `--genesis-dir`. */
 export function writeGenesisDir(dir: string, bundle: GenesisBundle): void {
   mkdirSync(dir, { recursive: true });
-  writeFileAtomic(join(dir, LEDGER_GENESIS_FILE), `${stringifyJson(blockToJson(bundle.ledger, 'reference'), 2)}\n`);
-  writeFileAtomic(join(dir, STATECHAIN_GENESIS_FILE), `${stringifyJson(stateBlockToJson(bundle.state), 2)}\n`);
+  writeFileAtomic(
+    join(dir, LEDGER_GENESIS_FILE),
+    `${stringifyJson(blockToJson(bundle.ledger, 'reference'), 2)}\n`,
+  );
+  writeFileAtomic(
+    join(dir, STATECHAIN_GENESIS_FILE),
+    `${stringifyJson(stateBlockToJson(bundle.state), 2)}\n`,
+  );
 }
 
 // ---- development network --------------------------------------------------------------------------
@@ -175,6 +187,7 @@ export function createDevnet(opts: DevnetOptions): { keys: DevnetKeys; bundle: G
     ['sys.minter', { keys: [minter.address] }],
     ['sys.faucet', { amount: '1000000000', period_ns: '86400000000000' }],
     ['sys.pow', { block: formatDifficulty(block), chat: formatDifficulty(chat) }],
+    ['sys.lease', { stake_milli: 0 }],
     ['sys.representatives', { mode: 'open' }],
     ['sys.phase', 1],
   ];
@@ -216,4 +229,3 @@ export function createDevnet(opts: DevnetOptions): { keys: DevnetKeys; bundle: G
 export function writeDevnetKeys(dataDir: string, keys: DevnetKeys): void {
   writeFileAtomic(join(dataDir, DEVNET_KEYS_FILE), `${JSON.stringify(keys, null, 2)}\n`, 0o600);
 }
-

@@ -24,14 +24,35 @@ export interface Counters {
 }
 
 const KEY = 'counters';
-const TERMS: (keyof AssetSupply)[] = ['genesis', 'faucet', 'minted', 'emitted', 'burned', 'escrow_burned', 'stake_forfeited'];
+const TERMS: (keyof AssetSupply)[] = [
+  'genesis',
+  'faucet',
+  'minted',
+  'emitted',
+  'burned',
+  'escrow_burned',
+  'stake_forfeited',
+];
 
 function emptyAsset(): AssetSupply {
-  return { genesis: 0n, faucet: 0n, minted: 0n, emitted: 0n, burned: 0n, escrow_burned: 0n, stake_forfeited: 0n };
+  return {
+    genesis: 0n,
+    faucet: 0n,
+    minted: 0n,
+    emitted: 0n,
+    burned: 0n,
+    escrow_burned: 0n,
+    stake_forfeited: 0n,
+  };
 }
 
 export function emptyCounters(): Counters {
-  return { blocks: 0, accounts: 0, delegation_underflows: 0, supply: { XE: emptyAsset(), XUSD: emptyAsset() } };
+  return {
+    blocks: 0,
+    accounts: 0,
+    delegation_underflows: 0,
+    supply: { XE: emptyAsset(), XUSD: emptyAsset() },
+  };
 }
 
 function decode(text: string | undefined): Counters {
@@ -53,7 +74,12 @@ function encode(c: Counters): string {
   for (const asset of ['XE', 'XUSD'] as const) {
     supply[asset] = Object.fromEntries(TERMS.map((t) => [t, c.supply[asset][t].toString()]));
   }
-  return stringifyJson({ blocks: c.blocks, accounts: c.accounts, delegation_underflows: c.delegation_underflows, supply });
+  return stringifyJson({
+    blocks: c.blocks,
+    accounts: c.accounts,
+    delegation_underflows: c.delegation_underflows,
+    supply,
+  });
 }
 
 export class CountersBook {

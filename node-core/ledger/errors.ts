@@ -34,7 +34,11 @@ export type LedgerErrorCode =
   | 'account_exists'
   | 'genesis';
 
-const RETRYABLE: ReadonlySet<LedgerErrorCode> = new Set(['unopened_account', 'previous_not_found', 'source_not_pending']);
+const RETRYABLE: ReadonlySet<LedgerErrorCode> = new Set([
+  'unopened_account',
+  'previous_not_found',
+  'source_not_pending',
+]);
 
 export class LedgerError extends Error {
   readonly code: LedgerErrorCode;

@@ -7,17 +7,25 @@ import { ASSETS } from '../protocol/units.ts';
 import type { StateChain } from '../statechain/statechain.ts';
 import type { Store } from '../store/store.ts';
 import { LedgerError } from './errors.ts';
+import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
 import {
-  type AccountRecord,
-  type BlockRecord,
+  accountKey,
+  accountRange,
+  chainKey,
   decodeAccount,
   decodeBlockRecord,
   decodePending,
   encodeAccount,
   encodeBlockRecord,
   encodePending,
-  type PendingRecord,
-} from './records.ts';
+  hashKey,
+  isRecordKey,
+  parseAccountKey,
+  pendingKey,
+  readSeq,
+  seqKey,
+} from './codec.ts';
+import { bytesToHex as hex } from '../protocol/hex.ts';
 import { type Counters, CountersBook } from './counters.ts';
 
 /**
@@ -72,7 +80,14 @@ export interface PendingEntry extends PendingRecord {
 }
 
 export const LIVE_WINDOW_NS = 3_600_000_000_000n;
-const LEASE_TYPES = new Set(['lease', 'lease_accept', 'lease_settle', 'lease_cancel', 'lease_force_settle', 'lease_renew']);
+const LEASE_TYPES = new Set([
+  'lease',
+  'lease_accept',
+  'lease_settle',
+  'lease_cancel',
+  'lease_force_settle',
+  'lease_renew',
+]);
 /** Types that need the full multisig threshold (reference-behavior.md section 3.1 step 8). */
 const SPENDING_TYPES = new Set(['send', 'burn', 'lease', 'multisig_open', 'multisig_update', 'mint']);
 
@@ -128,7 +143,8 @@ export class Ledger {
    */
   async applyGenesis(block: SignedBlock): Promise<void> {
     await this.store.transaction(() => {
-      if (this.counters.read().blocks > 0) throw new LedgerError('genesis', 'the ledger already has a genesis');
+      if (this.counters.read().blocks > 0)
+        throw new LedgerError('genesis', 'the ledger already has a genesis');
       const acct: AccountRecord = {
         height: 1,
         frontier: block.hash,
@@ -139,10 +155,8 @@ export class Ledger {
         final_balances: { XE: block.balance },
         last_timestamp: block.timestamp,
       };
-      this.store.accounts.putSync(block.account, encodeAccount(acct));
-      this.store.blocks.putSync(block.hash, encodeBlockRecord({ block, height: 1 }));
-      this.store.chains.putSync([block.account, 1], block.hash);
-      this.store.byTime.putSync([Number(block.timestamp), block.hash], '');
+      this.writeAccount(block.account, acct);
+      this.putBlock(block, 1);
       if (block.representative) this.addWeight(block.representative, block.balance);
       this.counters.update((c) => {
         c.blocks += 1;
@@ -165,8 +179,8 @@ export class Ledger {
 
   private async process(block: SignedBlock, opts: SubmitOptions): Promise<SubmitResult> {
     const hashBytes = this.checkStateless(block, opts);
-    const stored = this.store.blocks.get(block.hash);
-    if (stored !== undefined) return { status: 'duplicate', block, height: decodeBlockRecord(stored).height };
+    const stored = this.readBlock(block.hash);
+    if (stored !== undefined) return { status: 'duplicate', block, height: stored.height };
 
     const opening = block.previous === ZERO_HASH;
     let keyUsed: string | undefined;
@@ -193,7 +207,8 @@ export class Ledger {
       }
       return result;
     } finally {
-      if (declares && this.openingKeys.get(block.account) === block.pub_key) this.openingKeys.delete(block.account);
+      if (declares && this.openingKeys.get(block.account) === block.pub_key)
+        this.openingKeys.delete(block.account);
     }
   }
 
@@ -209,7 +224,8 @@ export class Ledger {
     const opening = block.previous === ZERO_HASH;
     if (block.signatures) {
       if (block.pub_key) throw new LedgerError('pub_key_rule', 'multisig block must not declare pub_key');
-      if (block.signature) throw new LedgerError('multisig', 'a multisig block carries signatures, not signature');
+      if (block.signature)
+        throw new LedgerError('multisig', 'a multisig block carries signatures, not signature');
     } else if (block.type === 'multisig_open' || block.type === 'multisig_update') {
       throw new LedgerError('multisig', `${block.type} must carry signatures`);
     } else if (opening) {
@@ -223,13 +239,18 @@ export class Ledger {
 
     const difficulty = this.sc.pow.block;
     if (difficulty > 0n) {
-      if (block.pow_nonce === undefined || this.powHash(hashBytes, block.pow_nonce) < difficulty) {
+      // The node form omits a zero nonce, and a missing numeric field means 0 (protocol.md 5.1).
+      if (this.powHash(hashBytes, block.pow_nonce ?? 0n) < difficulty) {
         throw new LedgerError('invalid_pow', 'invalid proof of work');
       }
     }
     if (opts.live) {
       const now = this.now();
-      if (block.timestamp < 0n || block.timestamp > now + LIVE_WINDOW_NS || block.timestamp < now - LIVE_WINDOW_NS) {
+      if (
+        block.timestamp < 0n ||
+        block.timestamp > now + LIVE_WINDOW_NS ||
+        block.timestamp < now - LIVE_WINDOW_NS
+      ) {
         throw new LedgerError('timestamp_window', 'timestamp is more than 1 hour away from the node clock');
       }
     }
@@ -239,12 +260,11 @@ export class Ledger {
   /** The stateful rules and the writes, inside one abortable unit of the write transaction. */
   private applyInTxn(block: SignedBlock, hashBytes: Uint8Array, keyUsed: string | undefined): SubmitResult {
     const s = this.store;
-    const dup = s.blocks.get(block.hash);
-    if (dup !== undefined) return { status: 'duplicate', block, height: decodeBlockRecord(dup).height };
+    const dup = this.readBlock(block.hash);
+    if (dup !== undefined) return { status: 'duplicate', block, height: dup.height };
 
     const opening = block.previous === ZERO_HASH;
-    const acctText = s.accounts.get(block.account);
-    const acct = acctText === undefined ? undefined : decodeAccount(acctText);
+    const acct = this.getAccount(block.account);
 
     // Position: the block must extend the frontier.
     if (opening) {
@@ -255,10 +275,9 @@ export class Ledger {
         throw new LedgerError('unopened_account', `unopened account ${block.account}`);
       }
       if (block.previous !== acct.frontier) {
-        const prevText = s.blocks.get(block.previous);
-        if (prevText !== undefined) {
-          const prev = decodeBlockRecord(prevText);
-          if (prev.block.account === block.account) this.rejectFork(block.account, acct, prev.height + 1);
+        const prev = this.readBlock(block.previous);
+        if (prev !== undefined && prev.block.account === block.account) {
+          this.rejectFork(block.account, acct, prev.height + 1);
         }
         throw new LedgerError('previous_not_found', `previous block not found: ${block.previous}`);
       }
@@ -283,7 +302,10 @@ export class Ledger {
     const old = acct?.balances[block.asset] ?? 0n;
     const fx = this.applyType(block, acct, old);
     if (block.balance !== fx.balance) {
-      throw new LedgerError('balance_mismatch', `balance must be ${fx.balance} after this ${block.type}, not ${block.balance}`);
+      throw new LedgerError(
+        'balance_mismatch',
+        `balance must be ${fx.balance} after this ${block.type}, not ${block.balance}`,
+      );
     }
 
     // Writes.
@@ -306,13 +328,13 @@ export class Ledger {
     const claims = fx.claims ?? acct?.claims;
     if (claims && claims.length > 0) next.claims = claims;
 
-    s.accounts.putSync(block.account, encodeAccount(next));
-    s.blocks.putSync(block.hash, encodeBlockRecord({ block, height }));
-    s.chains.putSync([block.account, height], block.hash);
-    s.byTime.putSync([Number(block.timestamp), block.hash], '');
+    this.writeAccount(block.account, next);
+    this.putBlock(block, height);
     s.unfinal.putSync(block.account, '');
-    if (fx.pendingPut) s.pending.putSync([fx.pendingPut.destination, block.hash], encodePending(fx.pendingPut));
-    if (fx.pendingDelete) s.pending.removeSync(fx.pendingDelete);
+    if (fx.pendingPut) {
+      s.accounts.putSync(pendingKey(fx.pendingPut.destination, block.hash), encodePending(fx.pendingPut));
+    }
+    if (fx.pendingDelete) s.accounts.removeSync(pendingKey(fx.pendingDelete[0], fx.pendingDelete[1]));
 
     // Delegation: the account's XE balance moves from its old representative to its new one.
     const oldXE = acct?.balances.XE ?? 0n;
@@ -333,11 +355,14 @@ export class Ledger {
    * against an unfinalized one it is refused too until conflict voting arrives with the network.
    */
   private rejectFork(account: string, acct: AccountRecord, height: number): never {
-    const sibling = this.store.chains.get([account, height]) ?? 'unknown';
+    const sibling = this.hashAt(account, height) ?? 'unknown';
     if (height <= acct.final_height) {
       throw new LedgerError('fork_finalized', `block conflicts with finalized block ${sibling}`);
     }
-    throw new LedgerError('fork_unfinalized', `block conflicts with unfinalized block ${sibling} at the same chain position`);
+    throw new LedgerError(
+      'fork_unfinalized',
+      `block conflicts with unfinalized block ${sibling} at the same chain position`,
+    );
   }
 
   private checkMultisig(block: SignedBlock, acct: AccountRecord | undefined, hash: Uint8Array): void {
@@ -351,7 +376,8 @@ export class Ledger {
     for (const s of block.signatures!) {
       if (seen.has(s.public_key)) throw new LedgerError('multisig', `duplicate signer ${s.public_key}`);
       seen.add(s.public_key);
-      if (!members.has(s.public_key)) throw new LedgerError('multisig', `signer ${s.public_key} is not in the keyset`);
+      if (!members.has(s.public_key))
+        throw new LedgerError('multisig', `signer ${s.public_key} is not in the keyset`);
       if (!this.verifySync(hexToBytes(s.signature), hash, hexToBytes(s.public_key))) {
         throw new LedgerError('invalid_signature', `invalid signature by ${s.public_key}`);
       }
@@ -374,7 +400,11 @@ export class Ledger {
     };
     const spend = () => {
       requirePositive();
-      if (amount > old) throw new LedgerError('insufficient_balance', `insufficient balance: ${old} ${block.asset} available`);
+      if (amount > old)
+        throw new LedgerError(
+          'insufficient_balance',
+          `insufficient balance: ${old} ${block.asset} available`,
+        );
       return old - amount;
     };
     switch (block.type) {
@@ -399,20 +429,27 @@ export class Ledger {
         };
       }
       case 'send': {
-        if (block.destination === block.account) throw new LedgerError('self_send', 'destination must differ from the account');
+        if (block.destination === block.account)
+          throw new LedgerError('self_send', 'destination must differ from the account');
         const balance = spend();
         return {
           balance,
-          pendingPut: { destination: block.destination!, from: block.account, amount, asset: block.asset, timestamp: block.timestamp },
+          pendingPut: {
+            destination: block.destination!,
+            from: block.account,
+            amount,
+            asset: block.asset,
+            timestamp: block.timestamp,
+          },
         };
       }
       case 'receive': {
         const key: [string, string] = [block.account, block.source!];
-        const text = this.store.pending.get(key);
+        const text = this.store.accounts.get(pendingKey(key[0], key[1]));
         if (text === undefined) {
-          const src = this.store.blocks.get(block.source!);
+          const src = this.readBlock(block.source!);
           if (src !== undefined) {
-            const s = decodeBlockRecord(src).block;
+            const s = src.block;
             if (s.type === 'send' && s.destination === block.account) {
               throw new LedgerError('source_received', 'source send already received');
             }
@@ -421,8 +458,10 @@ export class Ledger {
           throw new LedgerError('source_not_pending', 'source send not pending');
         }
         const p = decodePending(text);
-        if (p.asset !== block.asset) throw new LedgerError('wrong_asset', `the pending send is in ${p.asset}`);
-        if (amount !== 0n && amount !== p.amount) throw new LedgerError('balance_mismatch', 'amount differs from the send');
+        if (p.asset !== block.asset)
+          throw new LedgerError('wrong_asset', `the pending send is in ${p.asset}`);
+        if (amount !== 0n && amount !== p.amount)
+          throw new LedgerError('balance_mismatch', 'amount differs from the send');
         return { balance: add(old, p.amount), pendingDelete: key };
       }
       case 'burn': {
@@ -432,12 +471,14 @@ export class Ledger {
       }
       case 'mint': {
         if (block.asset !== 'XUSD') throw new LedgerError('wrong_asset', 'mint is XUSD only');
-        if (!this.sc.minters.has(block.account)) throw new LedgerError('not_minter', 'account is not a minter (sys.minter)');
+        if (!this.sc.minters.has(block.account))
+          throw new LedgerError('not_minter', 'account is not a minter (sys.minter)');
         requirePositive();
         return { balance: add(old, amount), supply: (c) => void (c.supply.XUSD.minted += amount) };
       }
       case 'multisig_open': {
-        if (block.previous !== ZERO_HASH) throw new LedgerError('multisig', 'multisig_open must open the account');
+        if (block.previous !== ZERO_HASH)
+          throw new LedgerError('multisig', 'multisig_open must open the account');
         if (multisigAddress(block.keyset!) !== block.account) {
           throw new LedgerError('multisig', 'account is not the address of the keyset');
         }
@@ -478,98 +519,164 @@ export class Ledger {
    * Raises accounts' final heights (never lowers them) and records their balances at that height,
    * in one durable transaction.
    */
-  async finalize(items: { account: string; height: number }[]): Promise<{ account: string; from: number; to: number }[]> {
+  async finalize(
+    items: { account: string; height: number }[],
+  ): Promise<{ account: string; from: number; to: number }[]> {
     return this.store.transaction(() => {
       const advanced: { account: string; from: number; to: number }[] = [];
       for (const { account, height } of items) {
-        const text = this.store.accounts.get(account);
-        if (text === undefined) continue;
-        const acct = decodeAccount(text);
+        const acct = this.getAccount(account);
+        if (acct === undefined) continue;
         const to = Math.min(height, acct.height);
         if (to <= acct.final_height) continue;
         const fb = { ...acct.final_balances };
         for (let h = acct.final_height + 1; h <= to; h++) {
-          const hash = this.store.chains.get([account, h])!;
-          const b = decodeBlockRecord(this.store.blocks.get(hash)!).block;
+          const b = this.blockAt(account, h)!.block;
           fb[b.asset] = b.balance;
         }
         advanced.push({ account, from: acct.final_height, to });
-        this.store.accounts.putSync(account, encodeAccount({ ...acct, final_height: to, final_balances: fb }));
+        this.writeAccount(account, { ...acct, final_height: to, final_balances: fb });
         if (to === acct.height) this.store.unfinal.removeSync(account);
       }
       return advanced;
     });
   }
 
+  // ---- storage helpers (every key layout lives in codec.ts) ----------------------------------------
+
+  /** Appends a block: its record under the next sequence number, its hash and chain entries. */
+  private putBlock(block: SignedBlock, height: number): void {
+    const seq = this.counters.read().blocks;
+    const seqBytes = seqKey(seq);
+    this.store.blocks.putSync(seqBytes, encodeBlockRecord({ block, height }));
+    this.store.hashes.putSync(hashKey(block.hash), seqBytes);
+    const entry = new Uint8Array(40);
+    entry.set(seqBytes);
+    entry.set(hashKey(block.hash), 8);
+    this.store.accounts.putSync(chainKey(block.account, height), entry);
+  }
+
+  private writeAccount(address: string, rec: AccountRecord): void {
+    this.store.accounts.putSync(accountKey(address), encodeAccount(rec));
+  }
+
+  private blockBySeq(seq: Uint8Array): BlockRecord & { block: SignedBlock } {
+    return decodeBlockRecord(this.store.blocks.get(seq)!) as BlockRecord & { block: SignedBlock };
+  }
+
+  private readBlock(hash: string): (BlockRecord & { block: SignedBlock }) | undefined {
+    const seq = this.store.hashes.get(hashKey(hash));
+    return seq === undefined ? undefined : this.blockBySeq(seq);
+  }
+
+  /** The block at a chain height (1-based). */
+  private blockAt(address: string, height: number): (BlockRecord & { block: SignedBlock }) | undefined {
+    const entry = this.store.accounts.get(chainKey(address, height));
+    return entry === undefined ? undefined : this.blockBySeq(entry.subarray(0, 8));
+  }
+
   // ---- reads ------------------------------------------------------------------------------------
 
   getAccount(address: string): AccountRecord | undefined {
-    const text = this.store.accounts.get(address);
-    return text === undefined ? undefined : decodeAccount(text);
+    const bytes = this.store.accounts.get(accountKey(address));
+    return bytes === undefined ? undefined : decodeAccount(bytes);
   }
 
   getBlock(hash: string): StoredBlock | undefined {
-    const text = this.store.blocks.get(hash);
-    if (text === undefined) return undefined;
-    const rec = decodeBlockRecord(text) as BlockRecord & { block: SignedBlock };
+    const rec = this.readBlock(hash);
+    if (!rec) return undefined;
     const acct = this.getAccount(rec.block.account);
     return { ...rec, finalized: acct !== undefined && rec.height <= acct.final_height };
   }
 
   /** Blocks of a chain, oldest first, from 0-based `offset`. Undefined for an unknown account. */
-  getChain(address: string, offset: number, limit: number): { total: number; blocks: StoredBlock[] } | undefined {
+  getChain(
+    address: string,
+    offset: number,
+    limit: number,
+  ): { total: number; blocks: StoredBlock[] } | undefined {
     const acct = this.getAccount(address);
     if (!acct) return undefined;
     const blocks: StoredBlock[] = [];
-    for (let h = offset + 1; h <= acct.height && blocks.length < limit; h++) {
-      const hash = this.store.chains.get([address, h]);
-      if (hash === undefined) break;
-      const rec = decodeBlockRecord(this.store.blocks.get(hash)!);
-      blocks.push({ block: rec.block as SignedBlock, height: h, finalized: h <= acct.final_height });
+    const { end } = accountRange(address, 'chain');
+    for (const { value } of this.store.accounts.getRange({
+      start: chainKey(address, offset + 1),
+      end,
+      limit,
+    })) {
+      const rec = this.blockBySeq(value.subarray(0, 8));
+      blocks.push({ ...rec, finalized: rec.height <= acct.final_height });
     }
     return { total: acct.height, blocks };
   }
 
   /** Block hash at a chain height (1-based). */
   hashAt(address: string, height: number): string | undefined {
-    return this.store.chains.get([address, height]);
+    const entry = this.store.accounts.get(chainKey(address, height));
+    return entry === undefined ? undefined : hex(entry.subarray(8, 40));
   }
 
   listAccounts(offset: number, limit: number): { address: string; account: AccountRecord }[] {
     const out: { address: string; account: AccountRecord }[] = [];
-    for (const { key, value } of this.store.accounts.getRange({ offset, limit })) {
-      out.push({ address: key, account: decodeAccount(value) });
+    let skipped = 0;
+    for (const [address, account] of this.allAccounts()) {
+      if (skipped++ < offset) continue;
+      out.push({ address, account });
+      if (out.length >= limit) break;
     }
     return out;
   }
 
   pendingFor(address: string, offset: number, limit: number): PendingEntry[] {
     const out: PendingEntry[] = [];
-    for (const { key, value } of this.store.pending.getRange({ start: [address, ''], end: [address, 'g'], offset, limit })) {
-      out.push({ ...decodePending(value), destination: key[0], hash: key[1] });
+    for (const { key, value } of this.store.accounts.getRange({
+      ...accountRange(address, 'pending'),
+      offset,
+      limit,
+    })) {
+      const k = parseAccountKey(key);
+      if (k.kind === 'pending')
+        out.push({ ...decodePending(value), destination: k.destination, hash: k.hash });
     }
     return out;
   }
 
   listPending(offset: number, limit: number): PendingEntry[] {
     const out: PendingEntry[] = [];
-    for (const { key, value } of this.store.pending.getRange({ offset, limit })) {
-      out.push({ ...decodePending(value), destination: key[0], hash: key[1] });
+    let skipped = 0;
+    for (const p of this.allPending()) {
+      if (skipped++ < offset) continue;
+      out.push(p);
+      if (out.length >= limit) break;
     }
     return out;
   }
 
-  /** Newest blocks first by timestamp; `since` keeps only strictly later blocks. */
+  /**
+   * Newest blocks first by timestamp, among the most recently stored ones (commit order follows
+   * time closely); `since` keeps only strictly later blocks.
+   */
   recentBlocks(limit: number, since?: bigint): StoredBlock[] {
-    const out: StoredBlock[] = [];
-    for (const key of this.store.byTime.getKeys({ reverse: true, limit: limit * 2 + 10 })) {
-      const b = this.getBlock(key[1]);
-      if (!b) continue;
-      if (since !== undefined && b.block.timestamp <= since) break;
-      out.push(b);
-      if (out.length >= limit) break;
+    const window: (BlockRecord & { block: SignedBlock })[] = [];
+    for (const { value } of this.store.blocks.getRange({
+      reverse: true,
+      limit: Math.min(limit * 2 + 100, 3000),
+    })) {
+      window.push(decodeBlockRecord(value) as BlockRecord & { block: SignedBlock });
     }
-    return out;
+    const picked = window
+      .filter((r) => since === undefined || r.block.timestamp > since)
+      .sort((a, b) =>
+        a.block.timestamp > b.block.timestamp ? -1 : a.block.timestamp < b.block.timestamp ? 1 : 0,
+      )
+      .slice(0, limit);
+    const finals = new Map<string, number>();
+    return picked.map((r) => {
+      let f = finals.get(r.block.account);
+      if (f === undefined)
+        finals.set(r.block.account, (f = this.getAccount(r.block.account)?.final_height ?? 0));
+      return { ...r, finalized: r.height <= f };
+    });
   }
 
   /**
@@ -581,7 +688,7 @@ export class Ledger {
     if (!acct) return {};
     const out: Record<string, bigint> = { ...acct.final_balances };
     for (let h = acct.final_height + 1; h <= acct.height; h++) {
-      const b = decodeBlockRecord(this.store.blocks.get(this.store.chains.get([address, h])!)!).block;
+      const b = this.blockAt(address, h)!.block;
       if (b.type === 'send' || b.type === 'burn') out[b.asset] = (out[b.asset] ?? 0n) - (b.amount ?? 0n);
     }
     for (const [k, v] of Object.entries(out)) if (v <= 0n) delete out[k];
@@ -600,18 +707,23 @@ export class Ledger {
     return [...this.store.unfinal.getKeys({})];
   }
 
-  /** Iterates every account (for the supply walk); a snapshot of the store. */
+  /** Iterates every account in address order (a snapshot of the store). */
   *allAccounts(): Generator<[string, AccountRecord]> {
-    for (const { key, value } of this.store.accounts.getRange({})) yield [key, decodeAccount(value)];
+    for (const { key, value } of this.store.accounts.getRange({})) {
+      if (isRecordKey(key)) yield [hex(key.subarray(0, 32)), decodeAccount(value)];
+    }
   }
 
-  *allPending(): Generator<PendingRecord> {
-    for (const { value } of this.store.pending.getRange({})) yield decodePending(value);
+  *allPending(): Generator<PendingEntry> {
+    for (const { key, value } of this.store.accounts.getRange({})) {
+      const k = parseAccountKey(key);
+      if (k.kind === 'pending') yield { ...decodePending(value), destination: k.destination, hash: k.hash };
+    }
   }
 
   /** The canonical bytes of a stored block (for sync and diagnostics). */
   canonicalOf(hash: string): Uint8Array | undefined {
-    const b = this.getBlock(hash);
+    const b = this.readBlock(hash);
     return b ? encodeCanonical(b.block) : undefined;
   }
 }

@@ -82,20 +82,17 @@ const modulePromises = new Map<PowKernelKind, Promise<WebAssembly.Module>>();
 /** Loads a kernel with asynchronous compilation (allowed everywhere, including browser main threads). */
 export async function loadPowKernel(opts?: LoadPowKernelOptions): Promise<PowKernel> {
   const kind = pickKind(opts);
-  let module = moduleCache.get(kind);
-  if (module === undefined) {
-    let pending = modulePromises.get(kind);
-    if (pending === undefined) {
-      pending = WebAssembly.compile(kernelBytes(kind));
-      modulePromises.set(kind, pending);
-    }
-    module = await pending;
-    if (!moduleCache.has(kind)) {
-      moduleCache.set(kind, module);
-      return warmUp(new WasmPowKernel(kind, await WebAssembly.instantiate(module, {})));
-    }
+  let pending = modulePromises.get(kind);
+  const firstLoad = pending === undefined && !moduleCache.has(kind);
+  if (pending === undefined) {
+    const cached = moduleCache.get(kind);
+    pending = cached !== undefined ? Promise.resolve(cached) : WebAssembly.compile(kernelBytes(kind));
+    modulePromises.set(kind, pending);
   }
-  return new WasmPowKernel(kind, await WebAssembly.instantiate(module, {}));
+  const module = await pending;
+  moduleCache.set(kind, module);
+  const kernel = new WasmPowKernel(kind, await WebAssembly.instantiate(module, {}));
+  return firstLoad ? warmUp(kernel) : kernel;
 }
 
 /** Loads a kernel with synchronous compilation: Node and workers only (browsers forbid it on the main thread). */
@@ -110,6 +107,8 @@ export function loadPowKernelSync(opts?: LoadPowKernelOptions): PowKernel {
   return new WasmPowKernel(kind, new WebAssembly.Instance(module, {}));
 }
 
+const WARM_UP_NONCES = 6000;
+
 /**
  * Engines first run wasm with a baseline compiler (V8's Liftoff: about 7x slower here) and
  * optimise hot code in the background. A few milliseconds of searching right after compiling
@@ -119,7 +118,6 @@ function warmUp(kernel: WasmPowKernel): WasmPowKernel {
   kernel.search(new Uint8Array(POW_TARGET_BYTES), 0n, WARM_UP_NONCES, U64_MAX);
   return kernel;
 }
-const WARM_UP_NONCES = 6000;
 
 /** Low and high 32-bit halves of a u64, as the kernel takes them. */
 const lo32 = (x: bigint): number => Number(x & 0xffffffffn) | 0;
@@ -152,10 +150,20 @@ class WasmPowKernel implements PowKernel {
     checkU64(startNonce, 'startNonce');
     checkU64(difficulty, 'difficulty');
     if (!Number.isInteger(count) || count < 0 || count > MAX_SEARCH_COUNT) {
-      throw new ProtocolError('ERR_FIELD_RANGE', `count must be an integer in [0, ${MAX_SEARCH_COUNT}]`, 'count');
+      throw new ProtocolError(
+        'ERR_FIELD_RANGE',
+        `count must be an integer in [0, ${MAX_SEARCH_COUNT}]`,
+        'count',
+      );
     }
     this.#setTarget(target);
-    const found = this.#exports.search(lo32(startNonce), hi32(startNonce), count, lo32(difficulty), hi32(difficulty));
+    const found = this.#exports.search(
+      lo32(startNonce),
+      hi32(startNonce),
+      count,
+      lo32(difficulty),
+      hi32(difficulty),
+    );
     return found === 0 ? null : this.#view.getBigUint64(POW_KERNEL_LAYOUT.nonceOffset, true);
   }
 
@@ -224,7 +232,11 @@ export async function solvePow(
 ): Promise<PowSolution> {
   const chunk = opts.chunk ?? DEFAULT_POW_CHUNK;
   if (!Number.isInteger(chunk) || chunk < 1 || chunk > MAX_SEARCH_COUNT) {
-    throw new ProtocolError('ERR_FIELD_RANGE', `chunk must be an integer in [1, ${MAX_SEARCH_COUNT}]`, 'chunk');
+    throw new ProtocolError(
+      'ERR_FIELD_RANGE',
+      `chunk must be an integer in [1, ${MAX_SEARCH_COUNT}]`,
+      'chunk',
+    );
   }
   let nonce = opts.startNonce ?? randomNonce();
   checkU64(nonce, 'startNonce');

@@ -17,6 +17,8 @@ import {
   parseActivations,
   parseDaoKeyset,
   parseFaucet,
+  parseLease,
+  type LeaseParams,
   parseMinter,
   parseOracle,
   parsePow,
@@ -109,6 +111,10 @@ export class StateChain {
   get faucet(): Faucet | undefined {
     return this.views.faucet;
   }
+  /** Lease parameters; the contract's network has no provider stake (stake_milli 0). */
+  get lease(): LeaseParams {
+    return this.views.lease;
+  }
   get pow(): PowSettings {
     return this.views.pow;
   }
@@ -127,7 +133,8 @@ export class StateChain {
       throw new StateChainError('a state-chain genesis has index 0 and a zero prev_hash');
     }
     if (block.ops.length === 0) throw new StateChainError('a state-chain genesis needs at least one op');
-    if (!block.ops.some((op) => op.key === 'sys.network_id')) throw new StateChainError('genesis must set sys.network_id');
+    if (!block.ops.some((op) => op.key === 'sys.network_id'))
+      throw new StateChainError('genesis must set sys.network_id');
     await this.store.transaction(() => {
       if (this.readTip()) throw new StateChainError('the state chain already has a genesis');
       this.checkOps(block, true);
@@ -209,7 +216,10 @@ export class StateChain {
   // ---- internals --------------------------------------------------------------------------------
 
   private readTip(): StateTip | undefined {
-    const t = this.store.getJson<{ index: bigint | number; hash: string; timestamp: bigint | number }>(this.store.meta, TIP_KEY);
+    const t = this.store.getJson<{ index: bigint | number; hash: string; timestamp: bigint | number }>(
+      this.store.meta,
+      TIP_KEY,
+    );
     return t ? { index: BigInt(t.index), hash: t.hash, timestamp: BigInt(t.timestamp) } : undefined;
   }
 
@@ -218,7 +228,8 @@ export class StateChain {
     const setsOracle = block.ops.some((op) => op.key === 'sys.oracle' && op.type === 'set');
     for (const op of block.ops) {
       if (op.type === 'delete') {
-        if (op.key.startsWith('sys.')) throw new StateChainError(`${op.key}: sys.* keys can never be deleted`);
+        if (op.key.startsWith('sys.'))
+          throw new StateChainError(`${op.key}: sys.* keys can never be deleted`);
         continue;
       }
       const text = op.value ?? '';
@@ -268,12 +279,14 @@ export class StateChain {
    */
   private checkSignatures(block: StateBlock, hash: Uint8Array): void {
     const oracle = this.views.oracle;
-    const oraclePath = oracle !== undefined && block.ops.every((op) => op.key.startsWith(oracle.allowed_prefix));
+    const oraclePath =
+      oracle !== undefined && block.ops.every((op) => op.key.startsWith(oracle.allowed_prefix));
     const keyset = oraclePath ? oracle : this.views.dao;
     if (!keyset) throw new StateChainError('no DAO keyset: the state chain cannot change');
     if (oraclePath) {
       for (const op of block.ops) {
-        if (this.store.kv.get(op.key) !== undefined) throw new StateChainError(`${op.key}: epoch values are write-once`);
+        if (this.store.kv.get(op.key) !== undefined)
+          throw new StateChainError(`${op.key}: epoch values are write-once`);
       }
     } else if (oracle && block.ops.some((op) => op.key.startsWith(oracle.allowed_prefix))) {
       throw new StateChainError(`the DAO cannot write under the oracle prefix "${oracle.allowed_prefix}"`);
@@ -283,7 +296,8 @@ export class StateChain {
     for (const s of block.signatures) {
       if (seen.has(s.public_key)) throw new StateChainError(`duplicate signer ${s.public_key}`);
       seen.add(s.public_key);
-      if (!members.has(s.public_key)) throw new StateChainError(`signer ${s.public_key} is not in the keyset`);
+      if (!members.has(s.public_key))
+        throw new StateChainError(`signer ${s.public_key} is not in the keyset`);
       if (!this.verify(hexToBytes(s.signature, 64), hash, hexToBytes(s.public_key, 32))) {
         throw new StateChainError(`invalid signature by ${s.public_key}`);
       }
@@ -299,7 +313,10 @@ export class StateChain {
       if (op.type === 'set') this.store.kv.putSync(op.key, op.value!);
       else this.store.kv.removeSync(op.key);
     }
-    this.store.meta.putSync(TIP_KEY, stringifyJson({ index: block.index, hash: block.hash, timestamp: block.timestamp }));
+    this.store.meta.putSync(
+      TIP_KEY,
+      stringifyJson({ index: block.index, hash: block.hash, timestamp: block.timestamp }),
+    );
   }
 
   private afterCommit(): void {
@@ -325,6 +342,8 @@ export class StateChain {
     if (mi !== undefined) v.minters = new Set(parseMinter(mi));
     const fa = get('sys.faucet');
     if (fa !== undefined) v.faucet = parseFaucet(fa);
+    const le = get('sys.lease');
+    if (le !== undefined) v.lease = parseLease(le);
     const pw = get('sys.pow');
     if (pw !== undefined) v.pow = parsePow(pw);
     const re = get('sys.representatives');
@@ -337,7 +356,10 @@ export class StateChain {
 
 function isActive(a: Activation, tip: StateTip | undefined): boolean {
   if (!tip) return false;
-  return (a.at_index === undefined || tip.index >= a.at_index) && (a.not_before_ns === undefined || tip.timestamp >= a.not_before_ns);
+  return (
+    (a.at_index === undefined || tip.index >= a.at_index) &&
+    (a.not_before_ns === undefined || tip.timestamp >= a.not_before_ns)
+  );
 }
 
 function emptyViews() {
@@ -349,6 +371,7 @@ function emptyViews() {
     minters: new Set<string>() as ReadonlySet<string>,
     faucet: undefined as Faucet | undefined,
     pow: DEFAULT_POW,
+    lease: { stake_milli: 0 } as LeaseParams,
     representatives: { mode: 'open' } as RepresentativePolicy,
     activations: new Map<string, Activation>() as ReadonlyMap<string, Activation>,
   };

@@ -26,7 +26,8 @@ function obj(key: string, v: JsonValue): Obj {
 }
 
 function hexList(key: string, v: JsonValue | undefined, what: string): string[] {
-  if (!Array.isArray(v) || v.length === 0) throw new SysValueError(key, `keys must be a non-empty array of ${what}`);
+  if (!Array.isArray(v) || v.length === 0)
+    throw new SysValueError(key, `keys must be a non-empty array of ${what}`);
   const out = v.map((k) => {
     if (!isHex(k, 32)) throw new SysValueError(key, `every key must be 64 lowercase hex (${what})`);
     return k;
@@ -57,6 +58,20 @@ export interface PowSettings {
   block: bigint;
   chat: bigint;
 }
+/** Lease parameters (decisions D7): provider stake in thousandths of the lease cost. */
+export interface LeaseParams {
+  stake_milli: number;
+}
+
+export function parseLease(v: JsonValue): LeaseParams {
+  const o = obj('sys.lease', v);
+  const m = o.stake_milli ?? 0;
+  if (typeof m !== 'number' || !Number.isInteger(m) || m < 0 || m > 1_000_000) {
+    throw new SysValueError('sys.lease', 'stake_milli must be an integer from 0 to 1000000');
+  }
+  return { stake_milli: m };
+}
+
 export type RepresentativePolicy = { mode: 'open' } | { mode: 'allowlist'; addresses: string[] };
 
 export function parseDaoKeyset(v: JsonValue): ThresholdKeyset {
@@ -77,7 +92,11 @@ export function parseOracle(v: JsonValue): Oracle {
   if (typeof o.allowed_prefix !== 'string' || o.allowed_prefix === '') {
     throw new SysValueError('sys.oracle', 'allowed_prefix must be a non-empty string');
   }
-  return { keys, threshold: threshold('sys.oracle', o.threshold, 1, keys.length), allowed_prefix: o.allowed_prefix };
+  return {
+    keys,
+    threshold: threshold('sys.oracle', o.threshold, 1, keys.length),
+    allowed_prefix: o.allowed_prefix,
+  };
 }
 
 export function parseMinter(v: JsonValue): string[] {
@@ -89,7 +108,8 @@ export function parseFaucet(v: JsonValue): Faucet {
   try {
     const amount = toBigIntField(o.amount, 'u64', 'amount');
     const period_ns = toBigIntField(o.period_ns, 'u64', 'period_ns');
-    if (amount === 0n || period_ns === 0n) throw new SysValueError('sys.faucet', 'amount and period_ns must be positive');
+    if (amount === 0n || period_ns === 0n)
+      throw new SysValueError('sys.faucet', 'amount and period_ns must be positive');
     return { amount, period_ns };
   } catch (e) {
     if (e instanceof SysValueError) throw e;
@@ -115,7 +135,10 @@ export function parseRepresentatives(v: JsonValue): RepresentativePolicy {
   if (o.mode === 'allowlist') {
     const a = o.addresses;
     if (!Array.isArray(a) || a.length > 1000 || !a.every((x) => isHex(x, 32))) {
-      throw new SysValueError('sys.representatives', 'addresses must be at most 1000 addresses of 64 lowercase hex');
+      throw new SysValueError(
+        'sys.representatives',
+        'addresses must be at most 1000 addresses of 64 lowercase hex',
+      );
     }
     return { mode: 'allowlist', addresses: a as string[] };
   }
@@ -129,7 +152,8 @@ function parsePhase(v: JsonValue): number {
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 function parseVersion(v: JsonValue): [number, number, number] {
-  if (typeof v !== 'string' || !SEMVER.test(v)) throw new SysValueError('sys.min_protocol_version', 'must be "MAJOR.MINOR.PATCH"');
+  if (typeof v !== 'string' || !SEMVER.test(v))
+    throw new SysValueError('sys.min_protocol_version', 'must be "MAJOR.MINOR.PATCH"');
   const [a, b, c] = v.split('.').map(Number);
   return [a!, b!, c!];
 }
@@ -158,7 +182,8 @@ export function parseActivations(v: JsonValue): Map<string, Activation> {
     const a: Activation = {};
     try {
       if (f.at_index !== undefined) a.at_index = toBigIntField(f.at_index, 'u64', 'at_index');
-      if (f.not_before_ns !== undefined) a.not_before_ns = toBigIntField(f.not_before_ns, 'i64', 'not_before_ns');
+      if (f.not_before_ns !== undefined)
+        a.not_before_ns = toBigIntField(f.not_before_ns, 'i64', 'not_before_ns');
     } catch (e) {
       throw new SysValueError('sys.activations', (e as Error).message);
     }
@@ -178,6 +203,7 @@ const VALIDATORS: Record<string, (v: JsonValue) => unknown> = {
   'sys.oracle': parseOracle,
   'sys.minter': parseMinter,
   'sys.faucet': parseFaucet,
+  'sys.lease': parseLease,
   'sys.pow': parsePow,
   'sys.representatives': parseRepresentatives,
   'sys.phase': parsePhase,
@@ -204,8 +230,10 @@ export function validateValue(key: string, text: string): JsonValue {
 export function validateTransition(key: string, oldText: string | undefined, newValue: JsonValue): void {
   if (oldText === undefined) return;
   const old = parseJson(oldText);
-  if (key === 'sys.network_id' && old !== newValue) throw new SysValueError(key, 'the network id cannot change');
-  if (key === 'sys.phase' && (newValue as number) < (old as number)) throw new SysValueError(key, 'phase may only rise');
+  if (key === 'sys.network_id' && old !== newValue)
+    throw new SysValueError(key, 'the network id cannot change');
+  if (key === 'sys.phase' && (newValue as number) < (old as number))
+    throw new SysValueError(key, 'phase may only rise');
   if (key === 'sys.min_protocol_version') {
     const [a, b] = [parseVersion(old), parseVersion(newValue)];
     if (b[0] < a[0] || (b[0] === a[0] && (b[1] < a[1] || (b[1] === a[1] && b[2] < a[2])))) {

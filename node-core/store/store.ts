@@ -10,10 +10,6 @@ import { parseJson, stringifyJson } from '../protocol/json.ts';
  * resolves only once the batch is committed AND flushed to disk. That is the point at which the node
  * may acknowledge a block: nothing acknowledged can be lost by a crash, nothing half-applied survives.
  */
-export type ChainKey = [account: string, height: number];
-export type PendingKey = [destination: string, sendHash: string];
-export type TimeKey = [timestamp: number, hash: string];
-
 export interface StoreOptions {
   path: string;
   /** Initial map size in bytes; LMDB grows it as needed. */
@@ -24,16 +20,16 @@ export class Store {
   readonly root: RootDatabase;
   /** Small named records: genesis, counters, state-chain tip. */
   readonly meta: Database<string, string>;
-  /** block hash -> {h: height, b: block JSON} */
-  readonly blocks: Database<string, string>;
-  /** [account, height] -> block hash (1-based heights) */
-  readonly chains: Database<string, ChainKey>;
-  /** address -> account record */
-  readonly accounts: Database<string, string>;
-  /** [destination, send hash] -> pending entry */
-  readonly pending: Database<string, PendingKey>;
-  /** [timestamp, hash] -> '' : blocks by time, for /blocks/recent */
-  readonly byTime: Database<string, TimeKey>;
+  /** block sequence number (8 bytes BE, in commit order) -> block record (ledger/codec.ts) */
+  readonly blocks: Database<Uint8Array, Uint8Array>;
+  /** block hash (32 bytes) -> sequence number (8 bytes) */
+  readonly hashes: Database<Uint8Array, Uint8Array>;
+  /**
+   * One key range per account (32-byte address, then a tag): its record, its chain entries
+   * (height -> sequence number) and the sends pending to it. Everything a block changes on its own
+   * account sits together, so a block dirties few pages.
+   */
+  readonly accounts: Database<Uint8Array, Uint8Array>;
   /** representative address -> delegated XE weight (digits) */
   readonly reps: Database<string, string>;
   /** accounts whose final height is below their height -> '' (re-driven at start) */
@@ -45,18 +41,18 @@ export class Store {
 
   private constructor(root: RootDatabase) {
     this.root = root;
-    const db = <K extends string | number | ChainKey | PendingKey | TimeKey>(name: string) =>
+    const text = <K extends string | number>(name: string) =>
       root.openDB<string, K>(name, { encoding: 'string' });
-    this.meta = db<string>('meta');
-    this.blocks = db<string>('blocks');
-    this.chains = db<ChainKey>('chains');
-    this.accounts = db<string>('accounts');
-    this.pending = db<PendingKey>('pending');
-    this.byTime = db<TimeKey>('by_time');
-    this.reps = db<string>('reps');
-    this.unfinal = db<string>('unfinal');
-    this.stateBlocks = db<number>('state_blocks');
-    this.kv = db<string>('kv');
+    const bin = (name: string) =>
+      root.openDB<Uint8Array, Uint8Array>(name, { encoding: 'binary', keyEncoding: 'binary' });
+    this.meta = text<string>('meta');
+    this.blocks = bin('blocks');
+    this.hashes = bin('hashes');
+    this.accounts = bin('accounts');
+    this.reps = text<string>('reps');
+    this.unfinal = text<string>('unfinal');
+    this.stateBlocks = text<number>('state_blocks');
+    this.kv = text<string>('kv');
   }
 
   static open(opts: StoreOptions): Store {

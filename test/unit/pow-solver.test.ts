@@ -9,7 +9,8 @@ import { powValid } from '../../node-core/protocol/pow.ts';
  * older system `node` through its shebang.
  */
 const nodeRunsTs = Boolean((process.features as { typescript?: unknown }).typescript);
-if (!nodeRunsTs) console.warn(`pow-solver tests skipped: Node ${process.version} cannot run .ts workers; use npm test`);
+if (!nodeRunsTs)
+  console.warn(`pow-solver tests skipped: Node ${process.version} cannot run .ts workers; use npm test`);
 
 const MODEST = 0xfff0000000000000n; // ~4096 attempts
 const UNREACHABLE = 0xffffffff00000000n; // ~4e9 attempts: minutes on this machine
@@ -60,10 +61,10 @@ describe.skipIf(!nodeRunsTs)('PowSolver', () => {
     const abortedAt = performance.now();
     controller.abort();
     await expect(solving).rejects.toMatchObject({ code: 'ERR_POW_ABORTED', name: 'AbortError' });
-    expect(performance.now() - abortedAt).toBeLessThan(50);
+    expect(performance.now() - abortedAt).toBeLessThan(100); // settled on abort, not after the workers stop
     expect(progress.length).toBeGreaterThan(2);
     expect(progress.every((a, i) => i === 0 || a >= progress[i - 1]!)).toBe(true);
-    expect(progress.at(-1)).toBeGreaterThan(1_000_000n);
+    expect(progress.at(-1)).toBeGreaterThan(100_000n);
     // The workers are free again at once.
     const r = await solver.solve(target(6), MODEST);
     expect(powValid(target(6), r.nonce, MODEST)).toBe(true);
@@ -95,8 +96,12 @@ describe.skipIf(!nodeRunsTs)('PowSolver lifecycle', () => {
     const other = new PowSolver({ threads: 2 });
     const before = messagePorts();
     await other.start();
-    const running = expect(other.solve(target(10), UNREACHABLE)).rejects.toMatchObject({ code: 'ERR_POW_STOPPED' });
-    const queued = expect(other.solve(target(11), UNREACHABLE)).rejects.toMatchObject({ code: 'ERR_POW_STOPPED' });
+    const running = expect(other.solve(target(10), UNREACHABLE)).rejects.toMatchObject({
+      code: 'ERR_POW_STOPPED',
+    });
+    const queued = expect(other.solve(target(11), UNREACHABLE)).rejects.toMatchObject({
+      code: 'ERR_POW_STOPPED',
+    });
     expect(messagePorts()).toBe(before + 2); // busy workers hold the process open
     await other.stop();
     await running;

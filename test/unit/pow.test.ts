@@ -42,7 +42,12 @@ const vectors = fixtures.pow_vectors.map((v) => ({
 const TARGET = vectors[0]!.target;
 
 /** The reference answer of `search`: the first nonce of the range reaching the difficulty. */
-function referenceSearch(target: Uint8Array, start: bigint, count: number, difficulty: bigint): bigint | null {
+function referenceSearch(
+  target: Uint8Array,
+  start: bigint,
+  count: number,
+  difficulty: bigint,
+): bigint | null {
   for (let i = 0; i < count; i++) {
     const nonce = (start + BigInt(i)) & U64_MAX;
     if (powHash(target, nonce) >= difficulty) return nonce;
@@ -116,10 +121,19 @@ describe('difficulty wire form', () => {
     expect(formatDifficulty(BLOCK_POW_DIFFICULTY)).toBe('fffff80000000000');
   });
 
-  it.each(['', '0x', '0x1ffffffffffffffff', '1ffffffffffffffff', 'xyz', '-1', ' 1', '1 ', '0x-1', '1_0', '0g1'])(
-    'rejects %j',
-    (s) => expectProtocolError(() => parseDifficulty(s), 'ERR_HEX'),
-  );
+  it.each([
+    '',
+    '0x',
+    '0x1ffffffffffffffff',
+    '1ffffffffffffffff',
+    'xyz',
+    '-1',
+    ' 1',
+    '1 ',
+    '0x-1',
+    '1_0',
+    '0g1',
+  ])('rejects %j', (s) => expectProtocolError(() => parseDifficulty(s), 'ERR_HEX'));
 
   it('formatDifficulty rejects values outside u64', () => {
     expectProtocolError(() => formatDifficulty(-1n), 'ERR_FIELD_RANGE');
@@ -185,7 +199,9 @@ describe.each(['simd', 'scalar'] as const)('wasm %s kernel', (kind) => {
         fc.uint8Array({ minLength: 32, maxLength: 32 }),
         (start, count, pick, target) => {
           // A difficulty taken from the range itself, so hits land on varied lanes.
-          const values = Array.from({ length: count }, (_, i) => powHash(target, (start + BigInt(i)) & U64_MAX));
+          const values = Array.from({ length: count }, (_, i) =>
+            powHash(target, (start + BigInt(i)) & U64_MAX),
+          );
           const difficulty = values[pick % count]! + (pick % 3 === 0 ? 1n : 0n);
           expect(kernel.search(target, start, count, difficulty)).toBe(
             referenceSearch(target, start, count, difficulty),

@@ -3,7 +3,16 @@ import { blockToJson } from '../../protocol/block-json.ts';
 import type { StoredBlock } from '../../ledger/ledger.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type RouteDef } from '../route-table.ts';
-import { addressParams, balanceMap, balancesSchema, errorSchema, lower, page, type Page, pageQuery } from './common.ts';
+import {
+  addressParams,
+  balanceMap,
+  balancesSchema,
+  errorSchema,
+  lower,
+  page,
+  type Page,
+  pageQuery,
+} from './common.ts';
 
 /** The contract's Accounts table (node form). */
 

@@ -45,7 +45,10 @@ export const blockSchema: JsonSchema = {
     amount: int64,
     source: hex,
     memo: { type: 'string', description: 'send and burn only; at most 64 UTF-8 bytes' },
-    keyset: { type: 'object', properties: { keys: { type: 'array', items: hex }, threshold: { type: 'integer' } } },
+    keyset: {
+      type: 'object',
+      properties: { keys: { type: 'array', items: hex }, threshold: { type: 'integer' } },
+    },
     signatures: { type: 'array', items: { type: 'object', properties: { public_key: hex, signature: hex } } },
     pub_key: hex,
     signature: hex,
@@ -108,7 +111,8 @@ export function blockRoutes(node: LedgerNode): RouteDef[] {
         const limit = Math.min(req.query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
         let since: bigint | undefined;
         if (req.query.since !== undefined) {
-          if (!/^-?[0-9]{1,19}$/.test(req.query.since)) throw ApiError.badRequest('since must be a unix nanosecond timestamp');
+          if (!/^-?[0-9]{1,19}$/.test(req.query.since))
+            throw ApiError.badRequest('since must be a unix nanosecond timestamp');
           since = BigInt(req.query.since);
         }
         return node.ledger.recentBlocks(limit, since).map(storedBlockJson);

@@ -18,7 +18,12 @@ export const pageQuery: JsonSchema = {
   type: 'object',
   properties: {
     offset: { type: 'integer', minimum: 0, default: 0, description: 'entries to skip' },
-    limit: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT, description: `entries to return (at most ${MAX_LIMIT})` },
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      default: DEFAULT_LIMIT,
+      description: `entries to return (at most ${MAX_LIMIT})`,
+    },
   },
 };
 
@@ -38,7 +43,11 @@ export const errorSchema: JsonSchema = {
   required: ['error'],
 };
 
-export const u64String = { type: 'string', pattern: '^[0-9]+$', description: 'integer as a decimal string' } as const;
+export const u64String = {
+  type: 'string',
+  pattern: '^[0-9]+$',
+  description: 'integer as a decimal string',
+} as const;
 export const balancesSchema: JsonSchema = {
   type: 'object',
   additionalProperties: u64String,
@@ -53,7 +62,8 @@ export function lower(hex: string): string {
 /** Per-asset map of bigint balances as the contract's string-encoded, non-zero map. */
 export function balanceMap(b: Record<string, bigint>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(b).sort(([a], [c]) => (a < c ? -1 : 1))) if (v !== 0n) out[k] = v.toString();
+  for (const [k, v] of Object.entries(b).sort(([a], [c]) => (a < c ? -1 : 1)))
+    if (v !== 0n) out[k] = v.toString();
   return out;
 }
 

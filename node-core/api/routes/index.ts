@@ -2,12 +2,13 @@ import type { LedgerNode } from '../../node.ts';
 import { defineRoutes, type RouteDef } from '../route-table.ts';
 import { accountRoutes } from './accounts.ts';
 import { blockRoutes } from './blocks.ts';
+import { leaseRoutes } from './leases.ts';
 import { networkRoutes } from './network.ts';
 import { statechainRoutes } from './statechain.ts';
 
 /**
  * The node's route table, in manifest order: node and network, accounts, pending and frontiers,
- * blocks, conflicts and delegation, state chain. One table drives routes, manifest and OpenAPI.
+ * blocks, conflicts and delegation, lease requests, state chain. One table drives routes, manifest and OpenAPI.
  */
 export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
   const net = networkRoutes(node);
@@ -18,6 +19,7 @@ export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
     pick('GET /frontiers', 'GET /supply', 'GET /pending', 'GET /pending/:address'),
     blockRoutes(node),
     pick('GET /conflicts', 'GET /delegation', 'GET /conflicts/:account'),
+    leaseRoutes(node),
     statechainRoutes(node),
   );
 }

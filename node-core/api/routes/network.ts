@@ -58,7 +58,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
     const unfinalized = node.ledger.unfinalizedAccounts().length;
     const stats = node.consensus.stats;
     const local = w.weights.get(node.nodeKey.address) ?? 0n;
-    const lastAdvance = stats.last_finality_ns === 0n ? undefined : Number(node.now() - stats.last_finality_ns) / 1e9;
+    const lastAdvance =
+      stats.last_finality_ns === 0n ? undefined : Number(node.now() - stats.last_finality_ns) / 1e9;
     let storeOk = true;
     try {
       node.store.meta.get('genesis');
@@ -69,7 +70,12 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       { name: 'live', ok: true, evaluated: true },
       { name: 'store_readable', ok: storeOk, evaluated: true },
       // No peers are needed on a network this node can finalize alone.
-      { name: 'peers', ok: true, evaluated: true, detail: 'peer-to-peer networking not started: 0 peers required' },
+      {
+        name: 'peers',
+        ok: true,
+        evaluated: true,
+        detail: 'peer-to-peer networking not started: 0 peers required',
+      },
       { name: 'synced', ok: true, evaluated: true, detail: 'no peers to sync from' },
       { name: 'delegated_weight', ok: w.total > 0n, evaluated: true },
       {
@@ -142,7 +148,13 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
             tip !== undefined &&
             (a.at_index === undefined || tip.index >= a.at_index) &&
             (a.not_before_ns === undefined || tip.timestamp >= a.not_before_ns);
-          return { name, at_index: a.at_index, not_before_ns: a.not_before_ns, active, known_to_binary: KNOWN_FEATURES.includes(name) };
+          return {
+            name,
+            at_index: a.at_index,
+            not_before_ns: a.not_before_ns,
+            active,
+            known_to_binary: KNOWN_FEATURES.includes(name),
+          };
         });
         const min = node.statechain.kvGet('sys.min_protocol_version');
         return {
@@ -294,7 +306,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       async handler(req) {
         const { offset, limit } = page(req.query);
         const out: Record<string, string> = {};
-        for (const { address, account } of node.ledger.listAccounts(offset, limit)) out[address] = account.frontier;
+        for (const { address, account } of node.ledger.listAccounts(offset, limit))
+          out[address] = account.frontier;
         return out;
       },
     }),

@@ -24,7 +24,10 @@ const stateBlockSchema: JsonSchema = {
     },
     signatures: {
       type: 'array',
-      items: { type: 'object', properties: { public_key: { type: 'string' }, signature: { type: 'string' } } },
+      items: {
+        type: 'object',
+        properties: { public_key: { type: 'string' }, signature: { type: 'string' } },
+      },
     },
     timestamp: { type: 'integer' },
     hash: { type: 'string' },
@@ -69,12 +72,17 @@ export function statechainRoutes(node: LedgerNode): RouteDef[] {
       schema: {
         querystring: {
           type: 'object',
-          properties: { start: { type: 'integer', minimum: 0, default: 0 }, limit: { type: 'integer', minimum: 1, default: 20 } },
+          properties: {
+            start: { type: 'integer', minimum: 0, default: 0 },
+            limit: { type: 'integer', minimum: 1, default: 20 },
+          },
         },
       },
       async handler(req) {
         const limit = Math.min(req.query.limit ?? 20, MAX_LIMIT);
-        return sc().listBlocks(BigInt(req.query.start ?? 0), limit).map(stateJson);
+        return sc()
+          .listBlocks(BigInt(req.query.start ?? 0), limit)
+          .map(stateJson);
       },
     }),
     defineRoute<{ params: { index: string } }>({
@@ -96,7 +104,10 @@ export function statechainRoutes(node: LedgerNode): RouteDef[] {
       description: 'state key/value entries sorted by key; prefix= filters',
       auth: 'none',
       schema: {
-        querystring: { ...pageQuery, properties: { ...(pageQuery.properties as object), prefix: { type: 'string' } } },
+        querystring: {
+          ...pageQuery,
+          properties: { ...(pageQuery.properties as object), prefix: { type: 'string' } },
+        },
       },
       async handler(req) {
         const { offset, limit } = page(req.query);

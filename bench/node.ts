@@ -1,0 +1,256 @@
+import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
+import { type Block, ZERO_HASH } from '../node-core/protocol/block.ts';
+import { blockToJson } from '../node-core/protocol/block-json.ts';
+import { addressFromPublicKey } from '../node-core/protocol/keys.ts';
+import { bytesToHex } from '../node-core/protocol/hex.ts';
+import { stringifyJson } from '../node-core/protocol/json.ts';
+import { solvePowJs } from '../node-core/protocol/pow.ts';
+import { blockHashBytesNode } from '../node-core/fastpath/block-hash.ts';
+import { signBytesNode, verifyBytesNode } from '../node-core/fastpath/ed25519.ts';
+import { LedgerNode } from '../node-core/node.ts';
+import { httpPost, loadGet } from './load.ts';
+import { fmtRate, measureRate, ratio } from './measure.ts';
+import { spawnNode } from './spawn-node.ts';
+
+/**
+ * Node benchmarks (issue "The ledger node"): block ingest over HTTP against single-thread Ed25519
+ * verification, balance reads against a bare fastify route, start-up time with 100,000 blocks and
+ * resident memory with 100,000 accounts. Nodes run as child processes, as users run them.
+ */
+
+/** Proof of work for the ingest run: cheap to pre-solve, but verified by the node like any other. */
+const BENCH_DIFFICULTY = 0xf000000000000000n;
+
+interface Key {
+  seed: Uint8Array;
+  pub: string;
+  address: string;
+}
+
+function fastKey(): Key {
+  const seed = randomBytes(32);
+  const priv = createPrivateKey({
+    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+  const pub = createPublicKey(priv).export({ format: 'der', type: 'spki' }).subarray(12);
+  return { seed: new Uint8Array(seed), pub: pub.toString('hex'), address: addressFromPublicKey(new Uint8Array(pub)) };
+}
+
+/** Signs, hashes and solves a block with the node's fast paths (pre-building thousands of blocks). */
+function seal(b: Block, key: Key, networkId: string, difficulty: bigint): Block {
+  const hash = blockHashBytesNode(b, networkId);
+  const nonce = difficulty === 0n ? 0n : solvePowJs(hash, difficulty)!.nonce;
+  return { ...b, hash: bytesToHex(hash), signature: bytesToHex(signBytesNode(hash, key.seed)), pow_nonce: nonce };
+}
+
+/** One account's chain: a claim that opens it, then sends of 1 micro-unit to random addresses. */
+function buildChain(key: Key, blocks: number, networkId: string, t0: bigint, difficulty: bigint): string[] {
+  const out: string[] = [];
+  let balance = 1_000_000_000n;
+  let prev = seal(
+    { type: 'claim', account: key.address, previous: ZERO_HASH, balance, timestamp: t0, asset: 'XE', amount: balance, pub_key: key.pub },
+    key,
+    networkId,
+    difficulty,
+  );
+  out.push(stringifyJson(blockToJson(prev)));
+  for (let i = 1; i < blocks; i++) {
+    balance -= 1n;
+    prev = seal(
+      {
+        type: 'send',
+        account: key.address,
+        previous: prev.hash!,
+        balance,
+        timestamp: t0 + BigInt(i),
+        asset: 'XE',
+        destination: bytesToHex(randomBytes(32)),
+        amount: 1n,
+      },
+      key,
+      networkId,
+      difficulty,
+    );
+    out.push(stringifyJson(blockToJson(prev)));
+  }
+  return out;
+}
+
+async function nodeInfo(url: string): Promise<{ network_id: string }> {
+  return (await (await fetch(`${url}/node`)).json()) as { network_id: string };
+}
+
+async function benchIngest(log: (l: string) => void, dir: string): Promise<Record<string, number>> {
+  const verify = (() => {
+    const key = fastKey();
+    const msgs = Array.from({ length: 64 }, (_, i) => new Uint8Array(32).fill(i));
+    const sigs = msgs.map((m) => signBytesNode(m, key.seed));
+    const pub = Buffer.from(key.pub, 'hex');
+    let i = 0;
+    return measureRate(() => {
+      const j = i++ % 64;
+      verifyBytesNode(sigs[j]!, msgs[j]!, pub);
+    }, 1, 1.5);
+  })();
+  log(`baseline: node:crypto Ed25519 verify, 1 thread: ${fmtRate(verify.perSecond)}`);
+
+  const node = await spawnNode(
+    ['--data-dir', join(dir, 'ingest'), '--api-port', '0', '--rate-limit', 'off', '--pow-difficulty', BENCH_DIFFICULTY.toString(16), '--log-level', 'warn'],
+    { env: process.env.BENCH_NODE_OPTIONS ? { ...process.env, NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : process.env },
+  );
+  try {
+    const { network_id } = await nodeInfo(node.url);
+    const CLIENTS = 16;
+    const ACCOUNTS = 20;
+    const PER_ACCOUNT = 50;
+    const t0 = BigInt(Date.now()) * 1_000_000n;
+    const t = performance.now();
+    const streams = Array.from({ length: CLIENTS }, () =>
+      Array.from({ length: ACCOUNTS }, () => buildChain(fastKey(), PER_ACCOUNT, network_id, t0, BENCH_DIFFICULTY)).flat(),
+    );
+    const total = CLIENTS * ACCOUNTS * PER_ACCOUNT;
+    log(`ingest: pre-built ${total} signed, solved blocks (claims and sends) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    let failed = 0;
+    let firstError = '';
+    const start = performance.now();
+    await Promise.all(
+      streams.map(async (bodies) => {
+        for (const body of bodies) {
+          const type = body.slice(9, body.indexOf('"', 9));
+          const r = await httpPost(`${node.url}/blocks/${type}`, body, agent);
+          if (r.status !== 201) {
+            failed++;
+            firstError ||= `${r.status} ${r.body}`;
+          }
+        }
+      }),
+    );
+    const secs = (performance.now() - start) / 1000;
+    agent.destroy();
+    const rate = total / secs;
+    log(
+      `ingest: ${total} blocks over HTTP, ${CLIENTS} clients: ${fmtRate(rate)} blocks` +
+        ` (${ratio(rate, verify.perSecond)} of 1-thread Ed25519 verify; target 0.70)${failed ? `; ${failed} FAILED, first: ${firstError}` : ''}`,
+    );
+    return { ed25519_verify_1thread_per_s: verify.perSecond, ingest_blocks_per_s: rate, ingest_ratio: rate / verify.perSecond, ingest_failed: failed };
+  } finally {
+    await node.stop();
+  }
+}
+
+async function benchReads(log: (l: string) => void, dir: string): Promise<Record<string, number>> {
+  const bare = spawn(process.execPath, [fileURLToPath(new URL('./bare-fastify.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const bareUrl = await new Promise<string>((resolve) => {
+    bare.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
+  });
+  const SECONDS = 3;
+  const CONC = 32;
+  let bareRate: number;
+  try {
+    bareRate = (await loadGet(() => `${bareUrl}/accounts/${'ab'.repeat(32)}/balance`, SECONDS, CONC)).perSecond;
+  } finally {
+    bare.kill('SIGTERM');
+  }
+  log(`baseline: bare fastify route: ${fmtRate(bareRate)} requests`);
+
+  const node = await spawnNode(['--data-dir', join(dir, 'ingest'), '--api-port', '0', '--rate-limit', 'off', '--log-level', 'warn']);
+  try {
+    const accounts = ((await (await fetch(`${node.url}/accounts?limit=1000`)).json()) as { address: string }[]).map((a) => a.address);
+    let i = 0;
+    const r = await loadGet(() => `${node.url}/accounts/${accounts[i++ % accounts.length]}/balance`, SECONDS, CONC);
+    const ok = r.statuses[200] ?? 0;
+    log(`balance reads: ${fmtRate(r.perSecond)} requests over ${accounts.length} accounts (${ratio(r.perSecond, bareRate)} of bare fastify; target 0.70)${ok !== r.requests ? ` statuses ${JSON.stringify(r.statuses)}` : ''}`);
+    return { bare_fastify_per_s: bareRate, balance_reads_per_s: r.perSecond, balance_ratio: r.perSecond / bareRate };
+  } finally {
+    await node.stop();
+  }
+}
+
+/** Fills a data directory with `n` accounts, one claim each, through the ledger itself (in-process). */
+export async function fillStore(dir: string, n: number, log: (l: string) => void): Promise<void> {
+  const node = new LedgerNode({ dataDir: dir, apiPort: 0, powDifficulty: 0n, rateLimit: false, verifyThreads: 1 });
+  await node.start();
+  try {
+    const networkId = node.statechain.networkId;
+    const t0 = node.now();
+    const start = performance.now();
+    const BATCH = 2000;
+    for (let done = 0; done < n; done += BATCH) {
+      const blocks: Block[] = [];
+      for (let i = 0; i < Math.min(BATCH, n - done); i++) {
+        const key = fastKey();
+        blocks.push(
+          seal(
+            { type: 'claim', account: key.address, previous: ZERO_HASH, balance: 1_000_000n, timestamp: t0, asset: 'XE', amount: 1_000_000n, pub_key: key.pub },
+            key,
+            networkId,
+            0n,
+          ),
+        );
+      }
+      await Promise.all(blocks.map((b) => node.ledger.submit(b, { live: false })));
+    }
+    await node.consensus.idle();
+    log(`startup: filled the store with ${n} accounts and blocks in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+  } finally {
+    await node.stop();
+  }
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function benchStartup(log: (l: string) => void, dir: string): Promise<Record<string, number>> {
+  const N = 100_000;
+  const data = join(dir, 'big');
+  await fillStore(data, N, log);
+  const times: number[] = [];
+  let rss = 0;
+  for (let run = 0; run < 3; run++) {
+    const started = performance.now();
+    const node = await spawnNode(['--data-dir', data, '--api-port', '0', '--log-level', 'warn']);
+    for (;;) {
+      const r = await fetch(`${node.url}/health`).catch(() => undefined);
+      if (r?.status === 200) break;
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    times.push(performance.now() - started);
+    if (run === 2) {
+      // Touch the data a little, as a running node would, then read the resident set.
+      for (let i = 0; i < 20; i++) await fetch(`${node.url}/accounts?offset=${i * 1000}&limit=1000`).then((r) => r.arrayBuffer());
+      await fetch(`${node.url}/supply`).then((r) => r.arrayBuffer());
+      rss = rssMb(node.proc.pid!);
+    }
+    await node.stop();
+  }
+  const best = Math.min(...times);
+  const median = [...times].sort((a, b) => a - b)[1]!;
+  log(`startup to /health with ${N} blocks: median ${(median / 1000).toFixed(2)} s, best ${(best / 1000).toFixed(2)} s (process spawn included; target < 1.5 s)`);
+  log(`resident memory with ${N} accounts: ${rss.toFixed(0)} MB after reading all accounts and /supply (target < 300 MB)`);
+  return { startup_100k_median_s: median / 1000, rss_100k_accounts_mb: rss };
+}
+
+export default async function benchNode(log: (line: string) => void): Promise<Record<string, number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
+  try {
+    const a = await benchIngest(log, dir);
+    if (process.env.BENCH_INGEST_ONLY) return a;
+    const b = await benchReads(log, dir);
+    const c = await benchStartup(log, dir);
+    return { ...a, ...b, ...c };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,51 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** Runs `ledger-node` as a child process (as a user would) and waits for its ready line. */
+export interface SpawnedNode {
+  proc: ChildProcess;
+  url: string;
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+const BIN = fileURLToPath(new URL('../bin/ledger-node.js', import.meta.url));
+
+export function spawnNode(args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<SpawnedNode> {
+  const started = performance.now();
+  const proc = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+    if (err.length > 20_000) err = err.slice(-10_000);
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`node did not become ready: ${err.slice(-2000)}`));
+    }, opts.timeoutMs ?? 60_000);
+    let out = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /ledger-node ready: API (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({
+          proc,
+          url: m[1]!,
+          readyMs: performance.now() - started,
+          stop: () =>
+            new Promise<void>((res) => {
+              if (proc.exitCode !== null) return res();
+              proc.once('exit', () => res());
+              proc.kill('SIGTERM');
+            }),
+        });
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`node exited with ${code}: ${err.slice(-2000)}`));
+    });
+  });
+}

@@ -1,0 +1,331 @@
+import { type Block, decodeCanonical, encodeCanonical } from '../protocol/block.ts';
+import { bytesToHex, hexToBytes } from '../protocol/hex.ts';
+import { parseJson, stringifyJson } from '../protocol/json.ts';
+import type { Keyset } from '../protocol/keys.ts';
+import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
+
+/**
+ * Compact binary forms of the ledger's stored records and keys. Binary keys and values keep the store
+ * small (a block is its canonical bytes plus signature, nonce and hash: about a third of its JSON) and
+ * keep every write touching as few B-tree pages as possible, which is what bounds durable throughput.
+ */
+
+class Writer {
+  private buf = new Uint8Array(256);
+  private view = new DataView(this.buf.buffer);
+  len = 0;
+
+  private ensure(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.len + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.len));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+  u8(v: number): this {
+    this.ensure(1);
+    this.buf[this.len++] = v;
+    return this;
+  }
+  u16(v: number): this {
+    this.ensure(2);
+    this.view.setUint16(this.len, v);
+    this.len += 2;
+    return this;
+  }
+  u32(v: number): this {
+    this.ensure(4);
+    this.view.setUint32(this.len, v);
+    this.len += 4;
+    return this;
+  }
+  u64(v: bigint): this {
+    this.ensure(8);
+    this.view.setBigUint64(this.len, BigInt.asUintN(64, v));
+    this.len += 8;
+    return this;
+  }
+  bytes(b: Uint8Array): this {
+    this.ensure(b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
+    return this;
+  }
+  hex32(h: string): this {
+    return this.bytes(hexToBytes(h, 32));
+  }
+  /** A short string: 1-byte length, UTF-8. */
+  str8(s: string): this {
+    const b = new TextEncoder().encode(s);
+    return this.u8(b.length).bytes(b);
+  }
+  /** A longer blob: 4-byte length. */
+  blob(b: Uint8Array): this {
+    return this.u32(b.length).bytes(b);
+  }
+  done(): Uint8Array {
+    return this.buf.slice(0, this.len);
+  }
+}
+
+class Reader {
+  private readonly b: Uint8Array;
+  private readonly view: DataView;
+  off = 0;
+  constructor(b: Uint8Array) {
+    this.b = b;
+    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
+  u8(): number {
+    return this.b[this.off++]!;
+  }
+  u16(): number {
+    const v = this.view.getUint16(this.off);
+    this.off += 2;
+    return v;
+  }
+  u32(): number {
+    const v = this.view.getUint32(this.off);
+    this.off += 4;
+    return v;
+  }
+  u64(): bigint {
+    const v = this.view.getBigUint64(this.off);
+    this.off += 8;
+    return v;
+  }
+  i64(): bigint {
+    return BigInt.asIntN(64, this.u64());
+  }
+  bytes(n: number): Uint8Array {
+    const v = this.b.subarray(this.off, this.off + n);
+    this.off += n;
+    return v;
+  }
+  hex32(): string {
+    return bytesToHex(this.bytes(32));
+  }
+  str8(): string {
+    return new TextDecoder().decode(this.bytes(this.u8()));
+  }
+  blob(): Uint8Array {
+    return this.bytes(this.u32());
+  }
+}
+
+// ---- keys -------------------------------------------------------------------------------------------
+
+/** Sub-keys inside an account's key range: its record, its chain entries, the sends pending to it. */
+const ACCT_RECORD = 0x00;
+const ACCT_CHAIN = 0x01;
+const ACCT_PENDING = 0x02;
+
+export function accountKey(address: string): Uint8Array {
+  const k = new Uint8Array(33);
+  k.set(hexToBytes(address, 32));
+  k[32] = ACCT_RECORD;
+  return k;
+}
+
+export function chainKey(address: string, height: number): Uint8Array {
+  const k = new Uint8Array(37);
+  k.set(hexToBytes(address, 32));
+  k[32] = ACCT_CHAIN;
+  new DataView(k.buffer).setUint32(33, height);
+  return k;
+}
+
+export function pendingKey(destination: string, sendHash: string): Uint8Array {
+  const k = new Uint8Array(65);
+  k.set(hexToBytes(destination, 32));
+  k[32] = ACCT_PENDING;
+  k.set(hexToBytes(sendHash, 32), 33);
+  return k;
+}
+
+/** Range bounds of one kind of sub-key of an account (start inclusive, end exclusive). */
+export function accountRange(
+  address: string,
+  kind: 'chain' | 'pending',
+): { start: Uint8Array; end: Uint8Array } {
+  const tag = kind === 'chain' ? ACCT_CHAIN : ACCT_PENDING;
+  const start = new Uint8Array(33);
+  start.set(hexToBytes(address, 32));
+  start[32] = tag;
+  const end = Uint8Array.from(start);
+  end[32] = tag + 1;
+  return { start, end };
+}
+
+export type AccountKeyKind =
+  | { kind: 'record'; address: string }
+  | { kind: 'chain'; address: string; height: number }
+  | { kind: 'pending'; destination: string; hash: string };
+
+export function parseAccountKey(k: Uint8Array): AccountKeyKind {
+  const address = bytesToHex(k.subarray(0, 32));
+  if (k[32] === ACCT_RECORD) return { kind: 'record', address };
+  if (k[32] === ACCT_CHAIN)
+    return { kind: 'chain', address, height: new DataView(k.buffer, k.byteOffset).getUint32(33) };
+  return { kind: 'pending', destination: address, hash: bytesToHex(k.subarray(33, 65)) };
+}
+
+export function isRecordKey(k: Uint8Array): boolean {
+  return k.length === 33 && k[32] === ACCT_RECORD;
+}
+
+export function seqKey(seq: number): Uint8Array {
+  const k = new Uint8Array(8);
+  new DataView(k.buffer).setBigUint64(0, BigInt(seq));
+  return k;
+}
+
+export function readSeq(b: Uint8Array): number {
+  return Number(new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0));
+}
+
+export function hashKey(hash: string): Uint8Array {
+  return hexToBytes(hash, 32);
+}
+
+// ---- values -----------------------------------------------------------------------------------------
+
+const F_SIG = 1;
+const F_PUBKEY = 2;
+const F_NONCE = 4;
+const F_EXTRA = 8;
+
+/**
+ * A stored block: height, hash, canonical bytes, then signature, declared key, nonce and the aux
+ * data that is not in the canonical bytes (certificate hash, attestations, multisig signatures).
+ */
+export function encodeBlockRecord(r: BlockRecord): Uint8Array {
+  const b = r.block;
+  const extra: Record<string, unknown> = {};
+  if (b.certificate_hash) extra.certificate_hash = b.certificate_hash;
+  if (b.attestations) extra.attestations = b.attestations;
+  if (b.signatures) extra.signatures = b.signatures;
+  const hasExtra = Object.keys(extra).length > 0;
+  const flags =
+    (b.signature ? F_SIG : 0) |
+    (b.pub_key ? F_PUBKEY : 0) |
+    (b.pow_nonce !== undefined ? F_NONCE : 0) |
+    (hasExtra ? F_EXTRA : 0);
+  const w = new Writer().u32(r.height).hex32(b.hash!).blob(encodeCanonical(b)).u8(flags);
+  if (b.signature) w.bytes(hexToBytes(b.signature, 64));
+  if (b.pub_key) w.hex32(b.pub_key);
+  if (b.pow_nonce !== undefined) w.u64(b.pow_nonce);
+  if (hasExtra) w.blob(new TextEncoder().encode(stringifyJson(extra)));
+  return w.done();
+}
+
+export function decodeBlockRecord(bytes: Uint8Array): BlockRecord {
+  const r = new Reader(bytes);
+  const height = r.u32();
+  const hash = r.hex32();
+  const block: Block = decodeCanonical(r.blob());
+  const flags = r.u8();
+  if (flags & F_SIG) block.signature = bytesToHex(r.bytes(64));
+  if (flags & F_PUBKEY) block.pub_key = r.hex32();
+  if (flags & F_NONCE) block.pow_nonce = r.u64();
+  if (flags & F_EXTRA) {
+    const extra = parseJson(new TextDecoder().decode(r.blob())) as Record<string, unknown>;
+    if (extra.certificate_hash) block.certificate_hash = extra.certificate_hash as string;
+    if (extra.attestations) {
+      block.attestations = (
+        extra.attestations as { public_key: string; timestamp: bigint | number; signature: string }[]
+      ).map((a) => ({ ...a, timestamp: BigInt(a.timestamp) }));
+    }
+    if (extra.signatures) block.signatures = extra.signatures as Block['signatures'];
+  }
+  block.hash = hash;
+  return { block, height };
+}
+
+/** Height of a stored block without decoding the rest. */
+export function blockRecordHeight(bytes: Uint8Array): number {
+  return new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0);
+}
+
+function writeBalances(w: Writer, b: Record<string, bigint>): void {
+  const entries = Object.entries(b);
+  w.u8(entries.length);
+  for (const [asset, v] of entries) w.str8(asset).u64(v);
+}
+
+function readBalances(r: Reader): Record<string, bigint> {
+  const out: Record<string, bigint> = {};
+  for (let n = r.u8(); n > 0; n--) {
+    const asset = r.str8();
+    out[asset] = r.u64();
+  }
+  return out;
+}
+
+const A_REP = 1;
+const A_PUBKEY = 2;
+const A_KEYSET = 4;
+const A_CLAIMS = 8;
+
+export function encodeAccount(a: AccountRecord): Uint8Array {
+  const flags =
+    (a.representative ? A_REP : 0) |
+    (a.pub_key ? A_PUBKEY : 0) |
+    (a.keyset ? A_KEYSET : 0) |
+    (a.claims?.length ? A_CLAIMS : 0);
+  const w = new Writer().u32(a.height).u32(a.final_height).hex32(a.frontier).u64(a.last_timestamp).u8(flags);
+  writeBalances(w, a.balances);
+  writeBalances(w, a.final_balances);
+  if (a.representative) w.hex32(a.representative);
+  if (a.pub_key) w.hex32(a.pub_key);
+  if (a.keyset) {
+    w.u32(a.keyset.threshold).u16(a.keyset.keys.length);
+    for (const k of a.keyset.keys) w.hex32(k);
+  }
+  if (a.claims?.length) {
+    w.u16(a.claims.length);
+    for (const [t, v] of a.claims) w.u64(t).u64(v);
+  }
+  return w.done();
+}
+
+export function decodeAccount(bytes: Uint8Array): AccountRecord {
+  const r = new Reader(bytes);
+  const height = r.u32();
+  const final_height = r.u32();
+  const frontier = r.hex32();
+  const last_timestamp = r.i64();
+  const flags = r.u8();
+  const a: AccountRecord = {
+    height,
+    final_height,
+    frontier,
+    last_timestamp,
+    balances: readBalances(r),
+    final_balances: readBalances(r),
+  };
+  if (flags & A_REP) a.representative = r.hex32();
+  if (flags & A_PUBKEY) a.pub_key = r.hex32();
+  if (flags & A_KEYSET) {
+    const threshold = r.u32();
+    const keys: string[] = [];
+    for (let n = r.u16(); n > 0; n--) keys.push(r.hex32());
+    a.keyset = { keys, threshold } satisfies Keyset;
+  }
+  if (flags & A_CLAIMS) {
+    a.claims = [];
+    for (let n = r.u16(); n > 0; n--) a.claims.push([r.i64(), r.u64()]);
+  }
+  return a;
+}
+
+export function encodePending(p: PendingRecord): Uint8Array {
+  return new Writer().hex32(p.from).u64(p.amount).str8(p.asset).u64(p.timestamp).done();
+}
+
+export function decodePending(bytes: Uint8Array): PendingRecord {
+  const r = new Reader(bytes);
+  return { from: r.hex32(), amount: r.u64(), asset: r.str8(), timestamp: r.i64() };
+}

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http, type Kit, kitOf, rawRequest, snapshot } from '../helpers/ledger-kit.ts';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+
+/** Decision D10 through the real node: Host check, CORS for the node's own origin, body cap. */
+describe('HTTP API: browser-facing protections', () => {
+  let t: TestNode;
+  let kit: Kit;
+  let port: string;
+
+  beforeAll(async () => {
+    t = await startTestNode();
+    kit = await kitOf(t);
+    port = new URL(kit.url).port;
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('accepts loopback Host names and the bind address', async () => {
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      'localhost',
+      `[::1]:${port}`,
+      `127.0.0.2:${port}`,
+    ]) {
+      const r = await rawRequest(kit.url, { path: '/node', headers: { Host: host } });
+      expect(r.status, host).toBe(200);
+    }
+  });
+
+  it('refuses any other Host with 403 JSON (DNS rebinding), even from an allowed Origin', async () => {
+    for (const host of [
+      `evil.example:${port}`,
+      'evil.example',
+      `127.0.0.1.evil.example:${port}`,
+      `192.168.1.9:${port}`,
+    ]) {
+      const r = await rawRequest(kit.url, { path: '/node', headers: { Host: host, Origin: kit.url } });
+      expect(r.status, host).toBe(403);
+      expect(JSON.parse(r.text)).toEqual({ error: 'host not allowed' });
+      expect(r.headers['content-type']).toMatch(/^application\/json/);
+      expect(r.headers['access-control-allow-origin']).toBeUndefined();
+    }
+    const before = await snapshot(kit);
+    const post = await rawRequest(kit.url, {
+      method: 'POST',
+      path: '/blocks/claim',
+      headers: { Host: 'evil.example', 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    expect(post.status).toBe(403);
+    expect(await snapshot(kit)).toEqual(before);
+    const missing = await rawRequest(kit.url, { path: '/node', setHost: false });
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.text)).toEqual({ error: 'missing Host header' });
+  });
+
+  it('sends CORS headers only to the node own origins', async () => {
+    for (const origin of [kit.url, `http://localhost:${port}`]) {
+      const r = await rawRequest(kit.url, { path: '/node', headers: { Origin: origin } });
+      expect(r.status).toBe(200);
+      expect(r.headers['access-control-allow-origin']).toBe(origin);
+      expect(r.headers.vary).toMatch(/Origin/);
+    }
+    for (const origin of ['http://evil.example', `http://127.0.0.1:${Number(port) + 1}`, 'null']) {
+      const r = await rawRequest(kit.url, { path: '/node', headers: { Origin: origin } });
+      expect(r.status).toBe(200);
+      expect(r.headers['access-control-allow-origin'], origin).toBeUndefined();
+    }
+    const preflight = await rawRequest(kit.url, {
+      method: 'OPTIONS',
+      path: '/blocks/send',
+      headers: { Origin: kit.url, 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe(kit.url);
+    expect(preflight.headers['access-control-allow-methods']).toContain('POST');
+    const hostile = await rawRequest(kit.url, {
+      method: 'OPTIONS',
+      path: '/blocks/send',
+      headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(hostile.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('caps request bodies at 1 MiB (400 JSON) and still parses a body just under it', async () => {
+    const MiB = 1024 * 1024;
+    const pad = (n: number) => `{"type":"claim","pad":"${'x'.repeat(n - 25)}"}`;
+    expect(pad(MiB + 1).length).toBe(MiB + 1);
+    const over = await http(kit.url, 'POST', '/blocks/claim', pad(MiB + 1));
+    expect(over.status).toBe(400);
+    expect(over.body).toEqual({ error: 'invalid request body' });
+    // Just under the cap the body is read and decoded: the error now names a missing field.
+    const under = await http(kit.url, 'POST', '/blocks/claim', pad(MiB - 100));
+    expect(under.status).toBe(400);
+    expect((under.body as { error: string }).error).toMatch(/^invalid request body: /);
+    // Without a Content-Length (chunked), the cap holds too.
+    const chunked = await rawRequest(kit.url, {
+      method: 'POST',
+      path: '/blocks/claim',
+      headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
+      body: pad(2 * MiB),
+    });
+    expect(chunked.status).toBe(400);
+    expect(JSON.parse(chunked.text)).toEqual({ error: 'invalid request body' });
+    expect((await http(kit.url, 'GET', '/health')).status).toBe(200);
+  });
+});

@@ -1,0 +1,137 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { spawnNode } from '../../bench/spawn-node.ts';
+import { tempDir } from '../helpers/node.ts';
+
+const BIN = new URL('../../bin/ledger-node.js', import.meta.url).pathname;
+
+function run(
+  args: string[],
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const t = setTimeout(() => {
+      p.kill('SIGKILL');
+      reject(new Error('cli timed out'));
+    }, timeoutMs);
+    p.on('exit', (code) => {
+      clearTimeout(t);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('the ledger-node command', () => {
+  it('prints help and version', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--genesis-dir DIR');
+    const v = await run(['--version']);
+    expect(v.code).toBe(0);
+    expect(v.stdout).toMatch(/^ledger-node \d+\.\d+\.\d+\n$/);
+  });
+
+  for (const [args, pattern] of [
+    [['--bogus'], /unknown option --bogus/],
+    [['--api-port', 'eighty'], /--api-port/],
+    [['--api-port', '70000'], /--api-port/],
+    [['--api-bind', 'not-an-ip'], /--api-bind/],
+    [['--pow-difficulty', 'xyz'], /--pow-difficulty/],
+    [['--rate-limit', 'maybe'], /--rate-limit/],
+    [['--data-dir'], /--data-dir needs a value/],
+    [['stray'], /unexpected argument/],
+  ] as const) {
+    it(`refuses ${args.join(' ')} with one line and exit code 2`, async () => {
+      const r = await run([...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(pattern);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    });
+  }
+
+  it('refuses an unusable data directory with one line and exit code 1', async () => {
+    const file = join(tempDir(), 'not-a-dir');
+    writeFileSync(file, 'x');
+    const r = await run(['--data-dir', file, '--api-port', '0']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toMatch(/^ledger-node: data directory .* is not a directory$/);
+  });
+
+  it('refuses a port that is taken, saying so', async () => {
+    const a = await spawnNode(['--data-dir', tempDir(), '--api-port', '0', '--pow-difficulty', '2']);
+    try {
+      const port = new URL(a.url).port;
+      const r = await run(['--data-dir', tempDir(), '--api-port', port]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    } finally {
+      await a.stop();
+    }
+  });
+
+  it('creates a development network with private key files, serves it, and stops cleanly on SIGTERM', async () => {
+    const dir = tempDir();
+    const node = await spawnNode(['--data-dir', dir, '--api-port', '0', '--pow-difficulty', '2']);
+    const info = (await (await fetch(`${node.url}/node`)).json()) as Record<string, unknown>;
+    expect(info.network_id).toMatch(/^devnet-[0-9a-f]{8}$/);
+    expect(info.pow_difficulty).toBe('0000000000000002');
+    for (const f of ['devnet-keys.json', 'admin-token', 'node.key']) {
+      expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+    }
+    const keys = JSON.parse(readFileSync(join(dir, 'devnet-keys.json'), 'utf8')) as Record<string, unknown>;
+    expect(keys.network_id).toBe(info.network_id);
+    expect(Object.keys(keys).sort()).toEqual([
+      'dao',
+      'dao_threshold',
+      'minter',
+      'network_id',
+      'representative',
+      'timekeepers',
+      'treasury',
+    ]);
+    expect(existsSync(join(dir, 'genesis', 'ledger-genesis.json'))).toBe(true);
+    expect(existsSync(join(dir, 'genesis', 'statechain-genesis.json'))).toBe(true);
+    // The admin token from the file opens operator routes; a wrong one is 401.
+    const token = readFileSync(join(dir, 'admin-token'), 'utf8').trim();
+    const body = JSON.stringify({ vcpus: 1, duration: 60, access_pub_key: 'ab'.repeat(32) });
+    const wrong = await fetch(`${node.url}/lease/request`, {
+      method: 'POST',
+      body,
+      headers: { authorization: 'Bearer nope' },
+    });
+    expect(wrong.status).toBe(401);
+    const right = await fetch(`${node.url}/lease/request`, {
+      method: 'POST',
+      body,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(right.status).toBe(400);
+    expect(((await right.json()) as { error: string }).error).toContain('no providers');
+    const exited = new Promise<number | null>((r) => node.proc.once('exit', (c) => r(c)));
+    node.proc.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('answers 403 on operator routes when started with --admin-token none', async () => {
+    const node = await spawnNode(['--data-dir', tempDir(), '--api-port', '0', '--admin-token', 'none']);
+    try {
+      const r = await fetch(`${node.url}/lease/request`, {
+        method: 'POST',
+        body: '{}',
+        headers: { authorization: 'Bearer x' },
+      });
+      expect(r.status).toBe(403);
+      expect(((await r.json()) as { error: string }).error).toMatch(/no admin token configured/);
+    } finally {
+      await node.stop();
+    }
+  });
+});
