@@ -1,5 +1,4 @@
 import type { Store } from '../store/store.ts';
-import { parseJson, stringifyJson } from '../protocol/json.ts';
 
 /**
  * Running totals kept in one store record and updated inside each block's transaction, so they are
@@ -55,31 +54,38 @@ export function emptyCounters(): Counters {
   };
 }
 
-function decode(text: string | undefined): Counters {
-  if (text === undefined) return emptyCounters();
-  const o = parseJson(text) as Record<string, unknown>;
+/** Binary form: three u32 counts, then the supply terms of XE and XUSD as u64s, in TERMS order. */
+function decode(bytes: Uint8Array | undefined): Counters {
   const c = emptyCounters();
-  c.blocks = Number(o.blocks);
-  c.accounts = Number(o.accounts);
-  c.delegation_underflows = Number(o.delegation_underflows ?? 0);
-  const supply = (o.supply ?? {}) as Record<string, Record<string, unknown>>;
+  if (bytes === undefined) return c;
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  c.blocks = v.getUint32(0);
+  c.accounts = v.getUint32(4);
+  c.delegation_underflows = v.getUint32(8);
+  let off = 12;
   for (const asset of ['XE', 'XUSD'] as const) {
-    for (const t of TERMS) c.supply[asset][t] = BigInt((supply[asset]?.[t] as string | undefined) ?? '0');
+    for (const t of TERMS) {
+      c.supply[asset][t] = v.getBigUint64(off);
+      off += 8;
+    }
   }
   return c;
 }
 
-function encode(c: Counters): string {
-  const supply: Record<string, Record<string, string>> = {};
+function encode(c: Counters): Uint8Array {
+  const out = new Uint8Array(12 + 2 * TERMS.length * 8);
+  const v = new DataView(out.buffer);
+  v.setUint32(0, c.blocks);
+  v.setUint32(4, c.accounts);
+  v.setUint32(8, c.delegation_underflows);
+  let off = 12;
   for (const asset of ['XE', 'XUSD'] as const) {
-    supply[asset] = Object.fromEntries(TERMS.map((t) => [t, c.supply[asset][t].toString()]));
+    for (const t of TERMS) {
+      v.setBigUint64(off, c.supply[asset][t]);
+      off += 8;
+    }
   }
-  return stringifyJson({
-    blocks: c.blocks,
-    accounts: c.accounts,
-    delegation_underflows: c.delegation_underflows,
-    supply,
-  });
+  return out;
 }
 
 export class CountersBook {
@@ -97,13 +103,13 @@ export class CountersBook {
 
   /** Reads the record as the current transaction sees it. */
   read(): Counters {
-    return decode(this.store.meta.get(KEY));
+    return decode(this.store.ledgerMeta.get(KEY));
   }
 
   /** Read-modify-write inside a write transaction. */
   update(fn: (c: Counters) => void): void {
     const c = this.read();
     fn(c);
-    this.store.meta.putSync(KEY, encode(c));
+    this.store.ledgerMeta.putSync(KEY, encode(c));
   }
 }

@@ -1,9 +1,9 @@
 import { type Database, open, type RootDatabase } from 'lmdb';
-import { parseJson, stringifyJson } from '../protocol/json.ts';
+import { parseJson } from '../protocol/json.ts';
 
 /**
- * The node's durable store: one LMDB environment with named databases. Values are lossless JSON text
- * (64-bit integers keep every digit); keys use LMDB's ordered encoding so ranges come back sorted.
+ * The node's durable store: one LMDB environment with named databases. Ledger records are compact
+ * binary (ledger/codec.ts); state-chain records are JSON text kept verbatim, as their hashes demand.
  *
  * Writes go through `transaction`: the callback runs inside LMDB's batched write transaction (it
  * sees every earlier write of the batch), aborts alone if it throws, and the returned promise
@@ -20,6 +20,8 @@ export class Store {
   readonly root: RootDatabase;
   /** Small named records: genesis, counters, state-chain tip. */
   readonly meta: Database<string, string>;
+  /** Binary ledger records: the running counters. */
+  readonly ledgerMeta: Database<Uint8Array, string>;
   /** block sequence number (8 bytes BE, in commit order) -> block record (ledger/codec.ts) */
   readonly blocks: Database<Uint8Array, Uint8Array>;
   /** block hash (32 bytes) -> sequence number (8 bytes) */
@@ -46,6 +48,7 @@ export class Store {
     const bin = (name: string) =>
       root.openDB<Uint8Array, Uint8Array>(name, { encoding: 'binary', keyEncoding: 'binary' });
     this.meta = text<string>('meta');
+    this.ledgerMeta = root.openDB<Uint8Array, string>('ledger_meta', { encoding: 'binary' });
     this.blocks = bin('blocks');
     this.hashes = bin('hashes');
     this.accounts = bin('accounts');
@@ -89,10 +92,3 @@ export class Store {
   }
 }
 
-export function toJsonText(value: unknown): string {
-  return stringifyJson(value);
-}
-
-export function fromJsonText<T>(text: string): T {
-  return parseJson(text) as T;
-}

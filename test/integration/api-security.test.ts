@@ -1,8 +1,10 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, type Kit, kitOf, rawRequest, snapshot } from '../helpers/ledger-kit.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 
-/** Decision D10 through the real node: Host check, CORS for the node's own origin, body cap. */
+/** Decision D10 through the real node: Host check, CORS for the node's own origin, admin token, body cap. */
 describe('HTTP API: browser-facing protections', () => {
   let t: TestNode;
   let kit: Kit;
@@ -83,6 +85,57 @@ describe('HTTP API: browser-facing protections', () => {
       headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' },
     });
     expect(hostile.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('admin routes need the bearer token: 401 without or with a wrong one (POST /lease/request)', async () => {
+    expect(t.node.adminToken).toMatch(/^[0-9a-f]{64}$/);
+    const file = join(t.dataDir, 'admin-token');
+    expect(readFileSync(file, 'utf8').trim()).toBe(t.node.adminToken);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const request = { vcpus: 1, duration: 3600, access_pub_key: 'ab'.repeat(32) };
+    for (const authorization of [
+      undefined,
+      'Bearer wrong-token',
+      `Basic ${t.node.adminToken}`,
+      `Bearer ${t.node.adminToken}x`,
+    ]) {
+      const r = await http(
+        kit.url,
+        'POST',
+        '/lease/request',
+        request,
+        authorization ? { authorization } : {},
+      );
+      expect(r.status, authorization).toBe(401);
+      expect(r.body).toEqual({ error: 'invalid or missing admin token' });
+    }
+    // With the token the route itself answers (no provider can exist yet).
+    const ok = await http(kit.url, 'POST', '/lease/request', request, {
+      authorization: `Bearer ${t.node.adminToken}`,
+    });
+    expect(ok.status).toBe(400);
+    expect(ok.body).toEqual({ error: 'no providers: this node does not support leases yet' });
+    const manifest = (await http(kit.url, 'GET', '/')).body as {
+      endpoints: { method: string; path: string }[];
+    };
+    expect(manifest.endpoints).toContainEqual(
+      expect.objectContaining({ method: 'POST', path: '/lease/request' }),
+    );
+  });
+
+  it('admin routes are disabled (403) on a node without an admin token', async () => {
+    const bare = await startTestNode({ adminToken: false });
+    try {
+      const attempts: Record<string, string>[] = [{}, { authorization: `Bearer ${t.node.adminToken}` }];
+      for (const headers of attempts) {
+        const r = await http(bare.node.url, 'POST', '/lease/request', { duration: 3600 }, headers);
+        expect(r.status).toBe(403);
+        expect(r.body).toEqual({ error: 'operator endpoint disabled: no admin token configured' });
+      }
+      expect((await http(bare.node.url, 'GET', '/node')).status).toBe(200);
+    } finally {
+      await bare.stop();
+    }
   });
 
   it('caps request bodies at 1 MiB (400 JSON) and still parses a body just under it', async () => {
