@@ -8,10 +8,29 @@ import tseslint from 'typescript-eslint';
  * node-core/protocol is isomorphic and imports nothing of ours outside itself and no Node built-in;
  * the renderer uses only node-core's isomorphic parts; node-core never imports electron or renderer.
  */
-const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'crypto', 'child_process', 'worker_threads', 'net', 'http', 'url'];
+const nodeBuiltins = [
+  'node:*',
+  'fs',
+  'path',
+  'os',
+  'crypto',
+  'child_process',
+  'worker_threads',
+  'net',
+  'http',
+  'url',
+];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'renderer/dist/', 'test-artifacts/', 'node-core/protocol/pow-kernel.generated.ts'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'renderer/dist/',
+      'test-artifacts/',
+      'node-core/protocol/pow-kernel.generated.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -21,8 +40,14 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-restricted-syntax': [
         'error',
-        { selector: "CallExpression[callee.object.name='it'][callee.property.name='only']", message: 'no focused tests' },
-        { selector: "CallExpression[callee.object.name='describe'][callee.property.name='only']", message: 'no focused tests' },
+        {
+          selector: "CallExpression[callee.object.name='it'][callee.property.name='only']",
+          message: 'no focused tests',
+        },
+        {
+          selector: "CallExpression[callee.object.name='describe'][callee.property.name='only']",
+          message: 'no focused tests',
+        },
       ],
     },
   },
@@ -31,7 +56,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/electron/**', '**/renderer/**', 'electron'], message: 'node-core never imports electron or the renderer.' }] },
+        {
+          patterns: [
+            {
+              group: ['**/electron/**', '**/renderer/**', 'electron'],
+              message: 'node-core never imports electron or the renderer.',
+            },
+          ],
+        },
       ],
     },
   },
@@ -58,7 +90,12 @@ export default tseslint.config(
           patterns: [
             { group: nodeBuiltins, message: 'the renderer runs in a browser: no Node built-ins.' },
             {
-              group: ['**/node-core/**', '!**/node-core/protocol/**', '!**/node-core/client/**', '**/electron/**'],
+              group: [
+                '**/node-core/**',
+                '!**/node-core/protocol/**',
+                '!**/node-core/client/**',
+                '**/electron/**',
+              ],
               message: 'the renderer uses only node-core/protocol and node-core/client.',
             },
           ],

@@ -1,4 +1,10 @@
-import { blockHashBytes, type Block, keyPairFromSeed, signBytes, verifyBytes } from '../node-core/protocol/index.ts';
+import {
+  blockHashBytes,
+  type Block,
+  keyPairFromSeed,
+  signBytes,
+  verifyBytes,
+} from '../node-core/protocol/index.ts';
 import { verifyBytesNode } from '../node-core/fastpath/ed25519.ts';
 import { blockHashBytesNode } from '../node-core/fastpath/block-hash.ts';
 import { fmtRate, measureRate, ratio } from './measure.ts';
@@ -12,7 +18,12 @@ export default async function benchCrypto(log: (line: string) => void): Promise<
   const items = Array.from({ length: N }, (_, i) => {
     const seed = new Uint8Array(32).fill(i + 1);
     const msg = new Uint8Array(32).fill(i);
-    return { pub: keyPairFromSeed(seed).pub_key, pubBytes: Uint8Array.from(Buffer.from(keyPairFromSeed(seed).pub_key, 'hex')), msg, sig: signBytes(msg, seed) };
+    return {
+      pub: keyPairFromSeed(seed).pub_key,
+      pubBytes: Uint8Array.from(Buffer.from(keyPairFromSeed(seed).pub_key, 'hex')),
+      msg,
+      sig: signBytes(msg, seed),
+    };
   });
   let i = 0;
   const fast = measureRate(() => {
@@ -23,7 +34,9 @@ export default async function benchCrypto(log: (line: string) => void): Promise<
     const it = items[i++ % N]!;
     if (!verifyBytes(it.sig, it.msg, it.pubBytes)) throw new Error('verify failed');
   }, 1);
-  log(`ed25519 verify: node:crypto ${fmtRate(fast.perSecond)}, isomorphic ${fmtRate(iso.perSecond)} (fast path ${ratio(fast.perSecond, iso.perSecond)})`);
+  log(
+    `ed25519 verify: node:crypto ${fmtRate(fast.perSecond)}, isomorphic ${fmtRate(iso.perSecond)} (fast path ${ratio(fast.perSecond, iso.perSecond)})`,
+  );
 
   const block: Block = {
     type: 'send',
@@ -38,7 +51,9 @@ export default async function benchCrypto(log: (line: string) => void): Promise<
   };
   const hFast = measureRate(() => void blockHashBytesNode(block, 'devnet'), 1, 1);
   const hIso = measureRate(() => void blockHashBytes(block, 'devnet'), 1, 1);
-  log(`block hash (encode + sha256): node fast path ${fmtRate(hFast.perSecond)}, isomorphic ${fmtRate(hIso.perSecond)} (${ratio(hFast.perSecond, hIso.perSecond)})`);
+  log(
+    `block hash (encode + sha256): node fast path ${fmtRate(hFast.perSecond)}, isomorphic ${fmtRate(hIso.perSecond)} (${ratio(hFast.perSecond, hIso.perSecond)})`,
+  );
   return {
     ed25519_verify_node_per_s: fast.perSecond,
     ed25519_verify_iso_per_s: iso.perSecond,

@@ -29,7 +29,11 @@ export function httpPost(url: string, body: string, agent: Agent): Promise<{ sta
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { agent, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        agent,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         let out = '';
         res.setEncoding('utf8');
@@ -43,7 +47,11 @@ export function httpPost(url: string, body: string, agent: Agent): Promise<{ sta
 }
 
 /** GETs `urls()` in a closed loop for `seconds` after a short warm-up. */
-export async function loadGet(nextUrl: () => string, seconds: number, concurrency: number): Promise<LoadResult> {
+export async function loadGet(
+  nextUrl: () => string,
+  seconds: number,
+  concurrency: number,
+): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const statuses: Record<number, number> = {};
   const run = async (until: number, count: boolean) => {

@@ -41,14 +41,23 @@ function fastKey(): Key {
     type: 'pkcs8',
   });
   const pub = createPublicKey(priv).export({ format: 'der', type: 'spki' }).subarray(12);
-  return { seed: new Uint8Array(seed), pub: pub.toString('hex'), address: addressFromPublicKey(new Uint8Array(pub)) };
+  return {
+    seed: new Uint8Array(seed),
+    pub: pub.toString('hex'),
+    address: addressFromPublicKey(new Uint8Array(pub)),
+  };
 }
 
 /** Signs, hashes and solves a block with the node's fast paths (pre-building thousands of blocks). */
 function seal(b: Block, key: Key, networkId: string, difficulty: bigint): Block {
   const hash = blockHashBytesNode(b, networkId);
   const nonce = difficulty === 0n ? 0n : solvePowJs(hash, difficulty)!.nonce;
-  return { ...b, hash: bytesToHex(hash), signature: bytesToHex(signBytesNode(hash, key.seed)), pow_nonce: nonce };
+  return {
+    ...b,
+    hash: bytesToHex(hash),
+    signature: bytesToHex(signBytesNode(hash, key.seed)),
+    pow_nonce: nonce,
+  };
 }
 
 /** One account's chain: a claim that opens it, then sends of 1 micro-unit to random addresses. */
@@ -56,7 +65,16 @@ function buildChain(key: Key, blocks: number, networkId: string, t0: bigint, dif
   const out: string[] = [];
   let balance = 1_000_000_000n;
   let prev = seal(
-    { type: 'claim', account: key.address, previous: ZERO_HASH, balance, timestamp: t0, asset: 'XE', amount: balance, pub_key: key.pub },
+    {
+      type: 'claim',
+      account: key.address,
+      previous: ZERO_HASH,
+      balance,
+      timestamp: t0,
+      asset: 'XE',
+      amount: balance,
+      pub_key: key.pub,
+    },
     key,
     networkId,
     difficulty,
@@ -95,16 +113,35 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     const sigs = msgs.map((m) => signBytesNode(m, key.seed));
     const pub = Buffer.from(key.pub, 'hex');
     let i = 0;
-    return measureRate(() => {
-      const j = i++ % 64;
-      verifyBytesNode(sigs[j]!, msgs[j]!, pub);
-    }, 1, 1.5);
+    return measureRate(
+      () => {
+        const j = i++ % 64;
+        verifyBytesNode(sigs[j]!, msgs[j]!, pub);
+      },
+      1,
+      1.5,
+    );
   })();
   log(`baseline: node:crypto Ed25519 verify, 1 thread: ${fmtRate(verify.perSecond)}`);
 
   const node = await spawnNode(
-    ['--data-dir', join(dir, 'ingest'), '--api-port', '0', '--rate-limit', 'off', '--pow-difficulty', BENCH_DIFFICULTY.toString(16), '--log-level', 'warn'],
-    { env: process.env.BENCH_NODE_OPTIONS ? { ...process.env, NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : process.env },
+    [
+      '--data-dir',
+      join(dir, 'ingest'),
+      '--api-port',
+      '0',
+      '--rate-limit',
+      'off',
+      '--pow-difficulty',
+      BENCH_DIFFICULTY.toString(16),
+      '--log-level',
+      'warn',
+    ],
+    {
+      env: process.env.BENCH_NODE_OPTIONS
+        ? { ...process.env, NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS }
+        : process.env,
+    },
   );
   try {
     const { network_id } = await nodeInfo(node.url);
@@ -114,10 +151,14 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     const t0 = BigInt(Date.now()) * 1_000_000n;
     const t = performance.now();
     const streams = Array.from({ length: CLIENTS }, () =>
-      Array.from({ length: ACCOUNTS }, () => buildChain(fastKey(), PER_ACCOUNT, network_id, t0, BENCH_DIFFICULTY)).flat(),
+      Array.from({ length: ACCOUNTS }, () =>
+        buildChain(fastKey(), PER_ACCOUNT, network_id, t0, BENCH_DIFFICULTY),
+      ).flat(),
     );
     const total = CLIENTS * ACCOUNTS * PER_ACCOUNT;
-    log(`ingest: pre-built ${total} signed, solved blocks (claims and sends) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    log(
+      `ingest: pre-built ${total} signed, solved blocks (claims and sends) in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    );
     const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
     let failed = 0;
     let firstError = '';
@@ -141,14 +182,21 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
       `ingest: ${total} blocks over HTTP, ${CLIENTS} clients: ${fmtRate(rate)} blocks` +
         ` (${ratio(rate, verify.perSecond)} of 1-thread Ed25519 verify; target 0.70)${failed ? `; ${failed} FAILED, first: ${firstError}` : ''}`,
     );
-    return { ed25519_verify_1thread_per_s: verify.perSecond, ingest_blocks_per_s: rate, ingest_ratio: rate / verify.perSecond, ingest_failed: failed };
+    return {
+      ed25519_verify_1thread_per_s: verify.perSecond,
+      ingest_blocks_per_s: rate,
+      ingest_ratio: rate / verify.perSecond,
+      ingest_failed: failed,
+    };
   } finally {
     await node.stop();
   }
 }
 
 async function benchReads(log: (l: string) => void, dir: string): Promise<Record<string, number>> {
-  const bare = spawn(process.execPath, [fileURLToPath(new URL('./bare-fastify.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const bare = spawn(process.execPath, [fileURLToPath(new URL('./bare-fastify.ts', import.meta.url))], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const bareUrl = await new Promise<string>((resolve) => {
     bare.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
   });
@@ -156,20 +204,42 @@ async function benchReads(log: (l: string) => void, dir: string): Promise<Record
   const CONC = 32;
   let bareRate: number;
   try {
-    bareRate = (await loadGet(() => `${bareUrl}/accounts/${'ab'.repeat(32)}/balance`, SECONDS, CONC)).perSecond;
+    bareRate = (await loadGet(() => `${bareUrl}/accounts/${'ab'.repeat(32)}/balance`, SECONDS, CONC))
+      .perSecond;
   } finally {
     bare.kill('SIGTERM');
   }
   log(`baseline: bare fastify route: ${fmtRate(bareRate)} requests`);
 
-  const node = await spawnNode(['--data-dir', join(dir, 'ingest'), '--api-port', '0', '--rate-limit', 'off', '--log-level', 'warn']);
+  const node = await spawnNode([
+    '--data-dir',
+    join(dir, 'ingest'),
+    '--api-port',
+    '0',
+    '--rate-limit',
+    'off',
+    '--log-level',
+    'warn',
+  ]);
   try {
-    const accounts = ((await (await fetch(`${node.url}/accounts?limit=1000`)).json()) as { address: string }[]).map((a) => a.address);
+    const accounts = (
+      (await (await fetch(`${node.url}/accounts?limit=1000`)).json()) as { address: string }[]
+    ).map((a) => a.address);
     let i = 0;
-    const r = await loadGet(() => `${node.url}/accounts/${accounts[i++ % accounts.length]}/balance`, SECONDS, CONC);
+    const r = await loadGet(
+      () => `${node.url}/accounts/${accounts[i++ % accounts.length]}/balance`,
+      SECONDS,
+      CONC,
+    );
     const ok = r.statuses[200] ?? 0;
-    log(`balance reads: ${fmtRate(r.perSecond)} requests over ${accounts.length} accounts (${ratio(r.perSecond, bareRate)} of bare fastify; target 0.70)${ok !== r.requests ? ` statuses ${JSON.stringify(r.statuses)}` : ''}`);
-    return { bare_fastify_per_s: bareRate, balance_reads_per_s: r.perSecond, balance_ratio: r.perSecond / bareRate };
+    log(
+      `balance reads: ${fmtRate(r.perSecond)} requests over ${accounts.length} accounts (${ratio(r.perSecond, bareRate)} of bare fastify; target 0.70)${ok !== r.requests ? ` statuses ${JSON.stringify(r.statuses)}` : ''}`,
+    );
+    return {
+      bare_fastify_per_s: bareRate,
+      balance_reads_per_s: r.perSecond,
+      balance_ratio: r.perSecond / bareRate,
+    };
   } finally {
     await node.stop();
   }
@@ -177,7 +247,13 @@ async function benchReads(log: (l: string) => void, dir: string): Promise<Record
 
 /** Fills a data directory with `n` accounts, one claim each, through the ledger itself (in-process). */
 export async function fillStore(dir: string, n: number, log: (l: string) => void): Promise<void> {
-  const node = new LedgerNode({ dataDir: dir, apiPort: 0, powDifficulty: 0n, rateLimit: false, verifyThreads: 1 });
+  const node = new LedgerNode({
+    dataDir: dir,
+    apiPort: 0,
+    powDifficulty: 0n,
+    rateLimit: false,
+    verifyThreads: 1,
+  });
   await node.start();
   try {
     const networkId = node.statechain.networkId;
@@ -190,7 +266,16 @@ export async function fillStore(dir: string, n: number, log: (l: string) => void
         const key = fastKey();
         blocks.push(
           seal(
-            { type: 'claim', account: key.address, previous: ZERO_HASH, balance: 1_000_000n, timestamp: t0, asset: 'XE', amount: 1_000_000n, pub_key: key.pub },
+            {
+              type: 'claim',
+              account: key.address,
+              previous: ZERO_HASH,
+              balance: 1_000_000n,
+              timestamp: t0,
+              asset: 'XE',
+              amount: 1_000_000n,
+              pub_key: key.pub,
+            },
             key,
             networkId,
             0n,
@@ -200,7 +285,9 @@ export async function fillStore(dir: string, n: number, log: (l: string) => void
       await Promise.all(blocks.map((b) => node.ledger.submit(b, { live: false })));
     }
     await node.consensus.idle();
-    log(`startup: filled the store with ${n} accounts and blocks in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+    log(
+      `startup: filled the store with ${n} accounts and blocks in ${((performance.now() - start) / 1000).toFixed(1)} s`,
+    );
   } finally {
     await node.stop();
   }
@@ -229,7 +316,8 @@ async function benchStartup(log: (l: string) => void, dir: string): Promise<Reco
     times.push(performance.now() - started);
     if (run === 2) {
       // Touch the data a little, as a running node would, then read the resident set.
-      for (let i = 0; i < 20; i++) await fetch(`${node.url}/accounts?offset=${i * 1000}&limit=1000`).then((r) => r.arrayBuffer());
+      for (let i = 0; i < 20; i++)
+        await fetch(`${node.url}/accounts?offset=${i * 1000}&limit=1000`).then((r) => r.arrayBuffer());
       await fetch(`${node.url}/supply`).then((r) => r.arrayBuffer());
       rss = rssMb(node.proc.pid!);
     }
@@ -237,8 +325,12 @@ async function benchStartup(log: (l: string) => void, dir: string): Promise<Reco
   }
   const best = Math.min(...times);
   const median = [...times].sort((a, b) => a - b)[1]!;
-  log(`startup to /health with ${N} blocks: median ${(median / 1000).toFixed(2)} s, best ${(best / 1000).toFixed(2)} s (process spawn included; target < 1.5 s)`);
-  log(`resident memory with ${N} accounts: ${rss.toFixed(0)} MB after reading all accounts and /supply (target < 300 MB)`);
+  log(
+    `startup to /health with ${N} blocks: median ${(median / 1000).toFixed(2)} s, best ${(best / 1000).toFixed(2)} s (process spawn included; target < 1.5 s)`,
+  );
+  log(
+    `resident memory with ${N} accounts: ${rss.toFixed(0)} MB after reading all accounts and /supply (target < 300 MB)`,
+  );
   return { startup_100k_median_s: median / 1000, rss_100k_accounts_mb: rss };
 }
 

@@ -17,8 +17,8 @@ import {
   formatDifficulty,
   powHash,
   powValid,
-  U64_MAX,
 } from '../node-core/protocol/pow.ts';
+import { U64_MAX } from '../node-core/protocol/int.ts';
 import { loadPowKernelSync, type PowKernelKind } from '../node-core/protocol/pow-wasm.ts';
 import { buildNative, nativeHashesPerSecond, type NativeVector } from './pow-native.ts';
 

@@ -15,7 +15,9 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length > 0 ? wanted : Object.keys(suites);
-console.log(`bench: node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown cpu'})`);
+console.log(
+  `bench: node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown cpu'})`,
+);
 const all: Record<string, number> = {};
 for (const name of names) {
   const load = suites[name];
@@ -30,4 +32,6 @@ for (const name of names) {
   console.log(`(${name}: ${((performance.now() - started) / 1000).toFixed(1)} s)`);
 }
 console.log('\nbench: figures (JSON)');
-console.log(JSON.stringify(all, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(4)) : v), 1));
+console.log(
+  JSON.stringify(all, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(4)) : v), 1),
+);

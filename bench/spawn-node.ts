@@ -11,9 +11,15 @@ export interface SpawnedNode {
 
 const BIN = fileURLToPath(new URL('../bin/ledger-node.js', import.meta.url));
 
-export function spawnNode(args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<SpawnedNode> {
+export function spawnNode(
+  args: string[],
+  opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<SpawnedNode> {
   const started = performance.now();
-  const proc = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
+  const proc = spawn(process.execPath, [BIN, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: opts.env ?? process.env,
+  });
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => {
     err += d.toString();

@@ -22,7 +22,7 @@ import { Ledger } from './ledger/ledger.ts';
 import { hexToBytes } from './protocol/hex.ts';
 import { parseJson, stringifyJson } from './protocol/json.ts';
 import { generateKeyPair, type KeyPair, keyPairFromSeed } from './protocol/keys.ts';
-import { powHash } from './protocol/pow.ts';
+import { loadPowKernelSync } from './protocol/pow-wasm.ts';
 import { StateChain } from './statechain/statechain.ts';
 import { Store } from './store/store.ts';
 import { NODE_VERSION } from './version.ts';
@@ -123,12 +123,14 @@ export class LedgerNode {
       this.statechain = new StateChain({ store: this.store, verify: verifyBytesNode });
       this.statechain.start();
       this.verifyPool = new VerifyPool({ threads: this.opts.verifyThreads ?? 1 });
+      // The WebAssembly kernel checks a nonce several times faster than the pure-JS digest.
+      const kernel = loadPowKernelSync();
       this.ledger = new Ledger({
         store: this.store,
         statechain: this.statechain,
         verifier: this.verifyPool,
         verifySync: verifyBytesNode,
-        powHash,
+        powHash: (target, nonce) => kernel.hash(target, nonce),
         now: this.now,
       });
       this.ledger.start();

@@ -4,7 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { loadPowKernelSync } from '../protocol/pow-wasm.ts';
-import { U64_MAX } from '../protocol/pow.ts';
+import { U64_MAX } from '../protocol/int.ts';
 import {
   CONTROL_COUNTERS_OFFSET,
   STOP_FOUND,

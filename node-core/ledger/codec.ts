@@ -182,10 +182,6 @@ export function seqKey(seq: number): Uint8Array {
   return k;
 }
 
-export function readSeq(b: Uint8Array): number {
-  return Number(new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0));
-}
-
 export function hashKey(hash: string): Uint8Array {
   return hexToBytes(hash, 32);
 }

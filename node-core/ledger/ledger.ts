@@ -22,7 +22,6 @@ import {
   isRecordKey,
   parseAccountKey,
   pendingKey,
-  readSeq,
   seqKey,
 } from './codec.ts';
 import { bytesToHex as hex } from '../protocol/hex.ts';

@@ -16,3 +16,5 @@ export * from './block-sign.ts';
 export * from './statechain.ts';
 export * from './payloads.ts';
 export * from './vote.ts';
+export * from './pow.ts';
+export * from './pow-wasm.ts';

@@ -9,7 +9,8 @@
  */
 import { ProtocolError } from './errors.ts';
 import { POW_KERNEL_LAYOUT, POW_KERNEL_SCALAR, POW_KERNEL_SIMD } from './pow-kernel.generated.ts';
-import { checkU64, POW_TARGET_BYTES, randomNonce, throwIfPowAborted, U64_MAX } from './pow.ts';
+import { U64_MAX } from './int.ts';
+import { checkU64, POW_TARGET_BYTES, randomNonce, throwIfPowAborted } from './pow.ts';
 
 /** Largest `count` a single `search` call accepts (the kernel counts in 32 bits). */
 export const MAX_SEARCH_COUNT = 2 ** 30;

@@ -10,6 +10,7 @@
  * implementation (@noble/hashes) so a bug in the generated kernel cannot hide behind a shared one.
  * All 64-bit quantities are bigint: a JS number cannot hold them exactly.
  */
+import { U64_MAX } from './int.ts';
 import { blake2b } from '@noble/hashes/blake2.js';
 import { ProtocolError } from './errors.ts';
 
@@ -18,7 +19,6 @@ export const BLOCK_POW_DIFFICULTY = 0xfffff80000000000n;
 /** Difficulty for chat messages: about 2^18 expected attempts. */
 export const CHAT_POW_DIFFICULTY = 0xffffc00000000000n;
 
-export const U64_MAX = 0xffffffffffffffffn;
 const TWO_64 = 0x10000000000000000n;
 
 /** Length of the PoW target (a block or message hash). */

@@ -91,4 +91,3 @@ export class Store {
     await this.root.close();
   }
 }
-

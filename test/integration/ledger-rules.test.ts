@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { bytesToHex } from '../../node-core/protocol/hex.ts';
 import { randomSeed } from '../../node-core/protocol/keys.ts';
-import { U64_MAX } from '../../node-core/protocol/pow.ts';
+import {} from '../../node-core/protocol/pow.ts';
+import { U64_MAX } from '../../node-core/protocol/int.ts';
 import {
   Account,
   expectRejected,

@@ -13,8 +13,8 @@ import {
   powHash,
   powValid,
   solvePowJs,
-  U64_MAX,
 } from '../../node-core/protocol/pow.ts';
+import { U64_MAX } from '../../node-core/protocol/int.ts';
 import {
   loadPowKernel,
   loadPowKernelSync,

@@ -1,5 +1,5 @@
 import type { LedgerNode } from '../../node.ts';
-import { GENESIS_TIMING_FIELDS } from '../../protocol/block.ts';
+import type { GENESIS_TIMING_FIELDS } from '../../protocol/block.ts';
 import { formatDifficulty } from '../../protocol/pow.ts';
 import { computeSupply, type SupplyReport } from '../../ledger/supply.ts';
 import { hasQuorum } from '../../consensus/weights.ts';
