@@ -329,6 +329,51 @@ function typeSwap(rng: Rng, v: Node): Node {
   }
 }
 
+/** The part of JSON Schema the route table uses. */
+interface Schema {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  enum?: unknown[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  minimum?: number;
+  maximum?: number;
+  pattern?: string;
+}
+
+/** A plausible value for a schema: every property, integers just inside their range, hex for hex. */
+function exampleOf(rng: Rng, s: Schema, depth = 0): unknown {
+  if (s.enum !== undefined && s.enum.length > 0) return s.enum[0];
+  const alt = s.oneOf ?? s.anyOf;
+  if (alt !== undefined && alt.length > 0) return exampleOf(rng, alt[0]!, depth);
+  const type = Array.isArray(s.type) ? s.type[0] : s.type;
+  switch (type ?? (s.properties !== undefined ? 'object' : undefined)) {
+    case 'object':
+      return depth > 4
+        ? {}
+        : Object.fromEntries(
+            Object.entries(s.properties ?? {}).map(([k, v]) => [k, exampleOf(rng, v, depth + 1)]),
+          );
+    case 'array':
+      return s.items === undefined || depth > 4 ? [] : [exampleOf(rng, s.items, depth + 1)];
+    case 'integer':
+    case 'number': {
+      const lo = s.minimum ?? 0;
+      const v = lo + 3600;
+      return s.maximum !== undefined && v > s.maximum ? s.maximum : v;
+    }
+    case 'boolean':
+      return true;
+    case 'string': {
+      const hex = s.pattern !== undefined ? /\{(\d+)\}/.exec(s.pattern) : null;
+      return hex !== null && s.pattern!.includes('0-9a-f') ? hexString(rng, Number(hex[1])) : 'x';
+    }
+    default:
+      return {};
+  }
+}
+
 // ---- mutations --------------------------------------------------------------------------------------
 
 interface Seed {
@@ -338,6 +383,8 @@ interface Seed {
   tree: Node;
   /** Hash the node answers with when the seed (or an equivalent form of it) is accepted. */
   hash: string;
+  /** A really valid block (it must be accepted unmutated), or just a body shaped by the route's schema. */
+  valid: boolean;
 }
 
 function structuralMutation(
@@ -602,24 +649,42 @@ interface Submission {
   identity: boolean;
   body: Buffer;
   contentType: string | undefined;
+  authorization: string | undefined;
+}
+
+interface PostRoute {
+  /** The manifest's path, parameters as {name}. */
+  template: string;
+  /** The path requested (parameters filled in). */
+  path: string;
+  /** An operator route (bearer token). */
+  admin: boolean;
 }
 
 function makeSubmission(
   rng: Rng,
-  path: string,
+  route: PostRoute,
   seeds: readonly Seed[],
   budget: Budget,
   identity: Seed | undefined,
+  adminToken: string,
 ): Submission {
+  const { path } = route;
+  // The token on (nearly) every operator request, so the fuzz reaches their handlers.
+  const authorization = rng.chance(route.admin ? 0.9 : 0.5)
+    ? `Bearer ${adminToken}`
+    : rng.pick([undefined, 'Bearer x', `Bearer ${adminToken.slice(1)}`, 'Basic Og==']);
   if (identity) {
     const body = Buffer.from(textOf(identity.tree));
+    const ops = [`seed ${identity.name}`, 'identity'];
     return {
       path,
       seed: identity,
-      ops: [`seed ${identity.name}`, 'identity'],
+      ops,
       identity: true,
       body,
       contentType: 'application/json',
+      authorization,
     };
   }
   const own = seeds.filter((s) => s.path === path);
@@ -634,7 +699,7 @@ function makeSubmission(
   let body: Buffer = Buffer.from(textOf(tree));
   if (rng.chance(0.25)) body = byteMutation(rng, body, budget, ops);
   const contentType = rng.pick(CONTENT_TYPES);
-  return { path, seed, ops, identity: false, body, contentType };
+  return { path, seed, ops, identity: false, body, contentType, authorization };
 }
 
 // ---- HTTP ------------------------------------------------------------------------------------------
@@ -651,10 +716,12 @@ function post(
   path: string,
   body: Buffer,
   contentType: string | undefined,
+  authorization: string | undefined,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { 'content-length': body.length };
     if (contentType !== undefined) headers['content-type'] = contentType;
+    if (authorization !== undefined) headers.authorization = authorization;
     const req = request(
       { host: base.hostname, port: base.port, path, method: 'POST', agent, headers, timeout: 30_000 },
       (res) => {
@@ -707,7 +774,7 @@ describe('fuzzing every POST route of a real node', () => {
 
   function addSeed(name: string, block: Block): void {
     const tree = toNode(parseJson(stringifyJson(blockToJson(block, 'node'))));
-    seeds.push({ name, path: `/blocks/${block.type}`, tree, hash: block.hash! });
+    seeds.push({ name, path: `/blocks/${block.type}`, tree, hash: block.hash!, valid: true });
     seedBlocks.set(block.hash!, block);
   }
 
@@ -854,6 +921,7 @@ describe('fuzzing every POST route of a real node', () => {
         }),
       ),
       hash: sb.hash!,
+      valid: true,
     });
   }, 60_000);
 
@@ -872,30 +940,51 @@ describe('fuzzing every POST route of a real node', () => {
       supply: await get('/supply'),
     });
 
-    // Every POST route the node lists, so a new one is fuzzed without touching this test.
+    // Every POST route the node lists, so a new one is fuzzed without touching this test. A route
+    // without a valid seed gets one shaped by its OpenAPI request schema (so mutations start near
+    // something the handler reads); operator routes get the admin token.
     const manifest = await get<{ endpoints: { method: string; path: string }[] }>('/');
-    const postPaths = manifest.endpoints
+    type Operation = {
+      requestBody?: { content?: Record<string, { schema?: Schema }> };
+      security?: unknown[];
+    };
+    const openapi = await get<{ paths: Record<string, { post?: Operation }> }>('/openapi.json');
+    const routes: PostRoute[] = manifest.endpoints
       .filter((e) => e.method === 'POST')
-      .map((e) => e.path.replace(/\{[^}]+\}/g, () => hexString(rng, 64)));
+      .map((e) => ({
+        template: e.path,
+        path: e.path.replace(/\{[^}]+\}/g, () => hexString(rng, 64)),
+        admin: (openapi.paths[e.path]?.post?.security?.length ?? 0) > 0,
+      }));
+    const postPaths = routes.map((r) => r.path);
     expect(postPaths).toContain('/blocks/claim');
     expect(postPaths).toContain('/statechain/blocks');
     expect(postPaths.length).toBeGreaterThanOrEqual(14);
+    const seededPaths = new Set(seeds.filter((s) => s.valid).map((s) => s.path));
+    for (const r of routes) {
+      if (seededPaths.has(r.path)) continue;
+      const schema = openapi.paths[r.template]?.post?.requestBody?.content?.['application/json']?.schema;
+      const tree = toNode(parseJson(stringifyJson(exampleOf(rng, schema ?? {}))));
+      seeds.push({ name: `schema of ${r.template}`, path: r.path, tree, hash: '', valid: false });
+    }
 
     const before = await snapshot();
     const supplyAt = Date.now();
 
     // The schedule: RUNS_PER_ROUTE per route, interleaved; a few unmutated seeds among them.
-    const schedule: { path: string; identity?: Seed }[] = [];
-    for (const path of postPaths) {
+    const schedule: { route: PostRoute; identity?: Seed }[] = [];
+    for (const route of routes) {
       const identities = seeds
-        .filter((s) => s.path === path)
+        .filter((s) => s.valid && s.path === route.path)
         .flatMap((s) => Array<Seed>(IDENTITY_SUBMISSIONS).fill(s));
-      for (let i = 0; i < RUNS_PER_ROUTE; i++) schedule.push({ path, identity: identities[i] });
+      for (let i = 0; i < RUNS_PER_ROUTE; i++) schedule.push({ route, identity: identities[i] });
     }
     rng.shuffle(schedule);
 
     const budget = new Budget();
     const perRoute = new Map<string, Record<string, number>>(postPaths.map((p) => [p, {}]));
+    /** 2xx answers of routes this test has no valid block for (their effects must leave no trace either). */
+    const otherSuccess = new Map<string, number>();
     const failures: string[] = [];
     const accepted = new Map<string, string>(); // hash -> seed name
     const acceptedIdentity = new Set<string>();
@@ -943,11 +1032,15 @@ describe('fuzzing every POST route of a real node', () => {
         if (s.identity) fail('an unmutated valid block was refused');
         return;
       }
+      if (!seededPaths.has(s.path)) {
+        otherSuccess.set(s.path, (otherSuccess.get(s.path) ?? 0) + 1);
+        return;
+      }
       if (a.status !== 201) return fail('success other than 201');
       // Accepted: it must be one of the valid seeds (or an equivalent JSON form of it) on its own route.
       const hash = o.hash;
       const seed = seeds.find((x) => x.hash === hash);
-      if (!seed) return fail('accepted a block that is not a valid seed');
+      if (!seed?.valid) return fail('accepted a block that is not a valid seed');
       if (seed.path !== s.path) return fail(`accepted seed ${seed.name} on the wrong route`);
       accepted.set(seed.hash, seed.name);
       if (s.identity) acceptedIdentity.add(seed.hash);
@@ -961,16 +1054,16 @@ describe('fuzzing every POST route of a real node', () => {
     }
 
     let next = 0;
-    let transportErrors = 0;
+    const resets = new Map<string, number>();
     const worker = async () => {
       while (next < schedule.length) {
         const item = schedule[next++]!;
-        const sub = makeSubmission(rng, item.path, seeds, budget, item.identity);
+        const sub = makeSubmission(rng, item.route, seeds, budget, item.identity, t.node.adminToken!);
         try {
-          check(sub, await post(base, agent, sub.path, sub.body, sub.contentType));
+          check(sub, await post(base, agent, sub.path, sub.body, sub.contentType, sub.authorization));
         } catch (e) {
           // The node may close the connection on an over-limit body after answering; nothing else.
-          if (sub.body.length > BODY_LIMIT) transportErrors++;
+          if (sub.body.length > BODY_LIMIT) resets.set(sub.path, (resets.get(sub.path) ?? 0) + 1);
           else if (failures.length < 50)
             failures.push(`transport error ${(e as Error).message}\n    ${describeSub(sub)}`);
         }
@@ -982,7 +1075,8 @@ describe('fuzzing every POST route of a real node', () => {
     console.log(
       `fuzz seed ${seedValue}: ${schedule.length} submissions to ${postPaths.length} routes in ${seconds.toFixed(1)} s ` +
         `(${Math.round(schedule.length / seconds)}/s), ${budget.huge} huge bodies, ${retryable503} retryable 503s, ` +
-        `${transportErrors} resets after over-limit bodies, accepted: ${[...accepted.values()].join(', ')}`,
+        `${[...resets.values()].reduce((a, b) => a + b, 0)} resets after over-limit bodies, ` +
+        `accepted: ${[...accepted.values()].join(', ')}; other 2xx: ${JSON.stringify(Object.fromEntries(otherSuccess))}`,
     );
     for (const [path, counts] of perRoute) console.log(`  ${path}: ${JSON.stringify(counts)}`);
     const top = [...harmless].sort((a, b) => b[1] - a[1]).slice(0, 12);
@@ -991,10 +1085,15 @@ describe('fuzzing every POST route of a real node', () => {
     expect(failures, `fuzz seed ${seedValue}`).toEqual([]);
     for (const path of postPaths) {
       const total = Object.values(perRoute.get(path)!).reduce((a, b) => a + b, 0);
-      expect(total + transportErrors).toBeGreaterThanOrEqual(RUNS_PER_ROUTE);
+      expect(total + (resets.get(path) ?? 0)).toBe(RUNS_PER_ROUTE);
     }
     // Each valid seed got through unmutated (so each route really accepts valid input).
-    expect([...acceptedIdentity].sort()).toEqual(seeds.map((s) => s.hash).sort());
+    expect([...acceptedIdentity].sort()).toEqual(
+      seeds
+        .filter((s) => s.valid)
+        .map((s) => s.hash)
+        .sort(),
+    );
 
     // Still alive and well.
     const health = await t.client.request('GET', '/health');
