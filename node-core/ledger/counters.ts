@@ -106,10 +106,8 @@ export class CountersBook {
     return decode(this.store.ledgerMeta.get(KEY));
   }
 
-  /** Read-modify-write inside a write transaction. */
-  update(fn: (c: Counters) => void): void {
-    const c = this.read();
-    fn(c);
+  /** Writes the record inside a write transaction. */
+  write(c: Counters): void {
     this.store.ledgerMeta.putSync(KEY, encode(c));
   }
 }

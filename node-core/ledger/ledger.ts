@@ -105,8 +105,9 @@ export class Ledger {
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
   private readonly openingKeys = new Map<string, string>();
   private readonly listeners: CommitListener[] = [];
-  /** Committed blocks waiting to be announced together (one microtask batch). */
-  private announceQueue: CommittedBlock[] = [];
+  /** Writes waiting for the next group transaction. */
+  private writeQueue: WriteOp[] = [];
+  private writeScheduled = false;
 
   constructor(deps: LedgerDeps) {
     this.store = deps.store;
@@ -142,8 +143,8 @@ export class Ledger {
    */
   async applyGenesis(block: SignedBlock): Promise<void> {
     await this.store.transaction(() => {
-      if (this.counters.read().blocks > 0)
-        throw new LedgerError('genesis', 'the ledger already has a genesis');
+      const ctx = this.openContext();
+      if (ctx.counters.blocks > 0) throw new LedgerError('genesis', 'the ledger already has a genesis');
       const acct: AccountRecord = {
         height: 1,
         frontier: block.hash,
@@ -155,13 +156,11 @@ export class Ledger {
         last_timestamp: block.timestamp,
       };
       this.writeAccount(block.account, acct);
-      this.putBlock(block, 1);
-      if (block.representative) this.addWeight(block.representative, block.balance);
-      this.counters.update((c) => {
-        c.blocks += 1;
-        c.accounts += 1;
-        c.supply.XE.genesis += block.balance;
-      });
+      this.putBlock(ctx, block, 1);
+      if (block.representative) this.addWeight(ctx, block.representative, block.balance);
+      ctx.counters.accounts += 1;
+      ctx.counters.supply.XE.genesis += block.balance;
+      this.closeContext(ctx);
     });
     this.counters.load();
   }
@@ -199,12 +198,9 @@ export class Ledger {
     const declares = opening && !block.signatures && block.pub_key !== undefined;
     if (declares && !this.openingKeys.has(block.account)) this.openingKeys.set(block.account, block.pub_key!);
     try {
-      const result = await this.store.transaction(() => this.applyInTxn(block, hashBytes, keyUsed));
-      if (result.status === 'accepted') {
-        this.counters.load();
-        this.announce({ block, height: result.height });
-      }
-      return result;
+      return await new Promise<SubmitResult>((resolve, reject) => {
+        this.enqueue({ kind: 'block', block, hashBytes, keyUsed, resolve, reject });
+      });
     } finally {
       if (declares && this.openingKeys.get(block.account) === block.pub_key)
         this.openingKeys.delete(block.account);
@@ -256,8 +252,16 @@ export class Ledger {
     return hashBytes;
   }
 
-  /** The stateful rules and the writes, inside one abortable unit of the write transaction. */
-  private applyInTxn(block: SignedBlock, hashBytes: Uint8Array, keyUsed: string | undefined): SubmitResult {
+  /**
+   * The stateful rules, then the writes, inside a group transaction. Every rule is checked before the
+   * first write, so a rejected block leaves nothing behind.
+   */
+  private applyBlock(
+    ctx: WriteContext,
+    block: SignedBlock,
+    hashBytes: Uint8Array,
+    keyUsed: string | undefined,
+  ): SubmitResult {
     const s = this.store;
     const dup = this.readBlock(block.hash);
     if (dup !== undefined) return { status: 'duplicate', block, height: dup.height };
@@ -328,7 +332,7 @@ export class Ledger {
     if (claims && claims.length > 0) next.claims = claims;
 
     this.writeAccount(block.account, next);
-    this.putBlock(block, height);
+    this.putBlock(ctx, block, height);
     s.unfinal.putSync(block.account, '');
     if (fx.pendingPut) {
       s.accounts.putSync(pendingKey(fx.pendingPut.destination, block.hash), encodePending(fx.pendingPut));
@@ -338,14 +342,11 @@ export class Ledger {
     // Delegation: the account's XE balance moves from its old representative to its new one.
     const oldXE = acct?.balances.XE ?? 0n;
     const newXE = balances.XE ?? 0n;
-    if (acct?.representative) this.addWeight(acct.representative, -oldXE);
-    if (representative) this.addWeight(representative, newXE);
+    if (acct?.representative) this.addWeight(ctx, acct.representative, -oldXE);
+    if (representative) this.addWeight(ctx, representative, newXE);
 
-    this.counters.update((c) => {
-      c.blocks += 1;
-      if (!acct) c.accounts += 1;
-      fx.supply?.(c);
-    });
+    if (!acct) ctx.counters.accounts += 1;
+    fx.supply?.(ctx.counters);
     return { status: 'accepted', block, height };
   }
 
@@ -492,60 +493,130 @@ export class Ledger {
     }
   }
 
-  private addWeight(rep: string, delta: bigint): void {
-    const cur = BigInt(this.store.reps.get(rep) ?? '0');
+  /** Adjusts a representative's delegated weight in the group's running view (clamped at 0). */
+  private addWeight(ctx: WriteContext, rep: string, delta: bigint): void {
+    let cur = ctx.reps.get(rep);
+    if (cur === undefined) cur = BigInt(this.store.reps.get(rep) ?? '0');
     let next = cur + delta;
     if (next < 0n) {
       next = 0n;
-      this.counters.update((c) => void (c.delegation_underflows += 1));
+      ctx.counters.delegation_underflows += 1;
     }
-    if (next === 0n) this.store.reps.removeSync(rep);
-    else this.store.reps.putSync(rep, next.toString());
+    ctx.reps.set(rep, next);
   }
 
-  /** Hands committed blocks to listeners in batches, in commit order. */
-  private announce(c: CommittedBlock): void {
-    this.announceQueue.push(c);
-    if (this.announceQueue.length > 1) return;
-    queueMicrotask(() => {
-      const batch = this.announceQueue;
-      this.announceQueue = [];
-      for (const fn of this.listeners) fn(batch);
+  // ---- group commit -----------------------------------------------------------------------------
+
+  /**
+   * Queues a write for the next group transaction. All writes that arrive before LMDB starts its
+   * next batch are applied in ONE transaction callback, in arrival order: one hand-off to the
+   * writer thread, one update of the counters and weights, one commit and flush for the whole group.
+   */
+  private enqueue(op: WriteOp): void {
+    this.writeQueue.push(op);
+    if (this.writeScheduled) return;
+    this.writeScheduled = true;
+    let taken: WriteOp[] = [];
+    const committed = this.store.root.childTransaction(() => {
+      this.writeScheduled = false;
+      taken = this.writeQueue;
+      this.writeQueue = [];
+      return this.applyGroup(taken);
     });
+    committed.then(
+      async (outcomes) => {
+        try {
+          await this.store.root.flushed;
+        } catch (err) {
+          for (const op of taken) op.reject(err as Error);
+          return;
+        }
+        this.counters.load();
+        const accepted: CommittedBlock[] = [];
+        taken.forEach((op, i) => {
+          const o = outcomes[i]!;
+          if ('error' in o) op.reject(o.error);
+          else if (op.kind === 'block') {
+            const r = o.value as SubmitResult;
+            if (r.status === 'accepted') accepted.push({ block: r.block, height: r.height });
+            op.resolve(r);
+          } else op.resolve(o.value as FinalizeAdvance[]);
+        });
+        if (accepted.length > 0) for (const fn of this.listeners) fn(accepted);
+      },
+      (err: Error) => {
+        // The whole group failed (an I/O error, or a bug mid-write): nothing of it was written.
+        if (taken.length === 0) {
+          this.writeScheduled = false;
+          taken = this.writeQueue;
+          this.writeQueue = [];
+        }
+        for (const op of taken) op.reject(err);
+      },
+    );
+  }
+
+  private applyGroup(ops: WriteOp[]): Outcome[] {
+    const ctx = this.openContext();
+    const outcomes = ops.map((op): Outcome => {
+      try {
+        if (op.kind === 'block') return { value: this.applyBlock(ctx, op.block, op.hashBytes, op.keyUsed) };
+        return { value: this.applyFinalize(op.items) };
+      } catch (e) {
+        if (e instanceof LedgerError) return { error: e };
+        throw e; // anything else aborts the group: never half-applied
+      }
+    });
+    this.closeContext(ctx);
+    return outcomes;
+  }
+
+  private openContext(): WriteContext {
+    return { counters: this.counters.read(), reps: new Map() };
+  }
+
+  /** Writes the group's counters and representative weights. */
+  private closeContext(ctx: WriteContext): void {
+    for (const [rep, w] of ctx.reps) {
+      if (w === 0n) this.store.reps.removeSync(rep);
+      else this.store.reps.putSync(rep, w.toString());
+    }
+    this.counters.write(ctx.counters);
   }
 
   /**
-   * Raises accounts' final heights (never lowers them) and records their balances at that height,
-   * in one durable transaction.
+   * Raises accounts' final heights (never lowers them) and records their balances at that height;
+   * durable when the promise resolves.
    */
-  async finalize(
-    items: { account: string; height: number }[],
-  ): Promise<{ account: string; from: number; to: number }[]> {
-    return this.store.transaction(() => {
-      const advanced: { account: string; from: number; to: number }[] = [];
-      for (const { account, height } of items) {
-        const acct = this.getAccount(account);
-        if (acct === undefined) continue;
-        const to = Math.min(height, acct.height);
-        if (to <= acct.final_height) continue;
-        const fb = { ...acct.final_balances };
-        for (let h = acct.final_height + 1; h <= to; h++) {
-          const b = this.blockAt(account, h)!.block;
-          fb[b.asset] = b.balance;
-        }
-        advanced.push({ account, from: acct.final_height, to });
-        this.writeAccount(account, { ...acct, final_height: to, final_balances: fb });
-        if (to === acct.height) this.store.unfinal.removeSync(account);
+  finalize(items: { account: string; height: number }[]): Promise<FinalizeAdvance[]> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'finalize', items, resolve, reject }));
+  }
+
+  private applyFinalize(items: { account: string; height: number }[]): FinalizeAdvance[] {
+    const advanced: FinalizeAdvance[] = [];
+    for (const { account, height } of items) {
+      const acct = this.getAccount(account);
+      if (acct === undefined) continue;
+      const to = Math.min(height, acct.height);
+      if (to <= acct.final_height) continue;
+      const fb = { ...acct.final_balances };
+      for (let h = acct.final_height + 1; h <= to; h++) {
+        const b = this.blockAt(account, h)!.block;
+        fb[b.asset] = b.balance;
       }
-      return advanced;
-    });
+      advanced.push({ account, from: acct.final_height, to });
+      this.writeAccount(account, { ...acct, final_height: to, final_balances: fb });
+      if (to === acct.height) this.store.unfinal.removeSync(account);
+    }
+    return advanced;
   }
 
   // ---- storage helpers (every key layout lives in codec.ts) ----------------------------------------
 
   /** Appends a block: its record under the next sequence number, its hash and chain entries. */
-  private putBlock(block: SignedBlock, height: number): void {
-    const seq = this.counters.read().blocks;
+  private putBlock(ctx: WriteContext, block: SignedBlock, height: number): void {
+    const seq = ctx.counters.blocks;
+    ctx.counters.blocks += 1;
     const seqBytes = seqKey(seq);
     this.store.blocks.putSync(seqBytes, encodeBlockRecord({ block, height }));
     this.store.hashes.putSync(hashKey(block.hash), seqBytes);
@@ -726,6 +797,36 @@ export class Ledger {
     return b ? encodeCanonical(b.block) : undefined;
   }
 }
+
+export interface FinalizeAdvance {
+  account: string;
+  from: number;
+  to: number;
+}
+
+/** The running view of one group transaction: counters and weights, written once at its end. */
+interface WriteContext {
+  counters: Counters;
+  reps: Map<string, bigint>;
+}
+
+type WriteOp =
+  | {
+      kind: 'block';
+      block: SignedBlock;
+      hashBytes: Uint8Array;
+      keyUsed: string | undefined;
+      resolve: (r: SubmitResult) => void;
+      reject: (e: Error) => void;
+    }
+  | {
+      kind: 'finalize';
+      items: { account: string; height: number }[];
+      resolve: (r: FinalizeAdvance[]) => void;
+      reject: (e: Error) => void;
+    };
+
+type Outcome = { value: SubmitResult | FinalizeAdvance[] } | { error: LedgerError };
 
 interface Effects {
   balance: bigint;
