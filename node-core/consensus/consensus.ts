@@ -1,6 +1,7 @@
 import { ZERO_HASH } from '../protocol/block.ts';
 import { signVote, type Vote } from '../protocol/vote.ts';
-import type { CommittedBlock, Ledger } from '../ledger/ledger.ts';
+import type { CommittedBlock, Ledger, SignedBlock } from '../ledger/ledger.ts';
+import type { AccountRecord } from '../ledger/records.ts';
 import type { StateChain } from '../statechain/statechain.ts';
 import { eligibleWeights, hasQuorum, type EligibleWeights } from './weights.ts';
 
@@ -82,6 +83,7 @@ export class Consensus {
   start(unfinalized: Iterable<string>): void {
     this.running = true;
     this.ledger.onCommitted((batch) => this.onCommitted(batch));
+    this.ledger.setInlineFinality((block, before, weights) => this.finalOnApply(block, before, weights));
     for (const account of unfinalized) this.drive(account);
   }
 
@@ -96,10 +98,55 @@ export class Consensus {
     return this.weightsCache;
   }
 
+  /**
+   * A block is final the moment it is applied when this node's representative alone holds the
+   * quorum (its converge and final votes would decide at once) and the block's dependencies are
+   * final already: the previous block of its chain and, for a receive, the source send.
+   */
+  private finalOnApply(
+    block: SignedBlock,
+    before: AccountRecord | undefined,
+    weights: () => Map<string, bigint>,
+  ): boolean {
+    const rep = this.localRep;
+    if (!rep || !this.running) return false;
+    if (before && before.final_height < before.height) return false;
+    const w = eligibleWeights(weights(), this.sc.representatives);
+    if (!hasQuorum(w.weights.get(rep.address) ?? 0n, w.total)) return false;
+    if (block.type === 'receive' && block.source) {
+      const src = this.ledger.getBlock(block.source);
+      if (!src?.finalized) return false;
+    }
+    return true;
+  }
+
   private onCommitted(batch: CommittedBlock[]): void {
     this.weightsCache = undefined;
     if (!this.running) return;
-    const accounts = new Set(batch.map((c) => c.block.account));
+    const finalized = batch.filter((c) => c.finalized);
+    if (finalized.length > 0) {
+      this.stats.finality_advances += finalized.length;
+      this.stats.last_finality_ns = this.now();
+      const rep = this.localRep!;
+      for (const c of finalized) {
+        this.emit({
+          rep,
+          hash: c.block.hash,
+          account: c.block.account,
+          previous: c.block.previous,
+          final: false,
+        });
+        this.emit({
+          rep,
+          hash: c.block.hash,
+          account: c.block.account,
+          previous: c.block.previous,
+          final: true,
+        });
+        this.wakeWaiters(c.block.account);
+      }
+    }
+    const accounts = new Set(batch.filter((c) => !c.finalized).map((c) => c.block.account));
     for (const a of this.stalled) accounts.add(a);
     this.stalled.clear();
     for (const a of accounts) this.drive(a);
@@ -187,12 +234,16 @@ export class Consensus {
     this.tallies.delete(`${account}:${height}`);
     this.decided.set(account, height);
     this.queue.set(account, height);
-    const waiting = this.waiters.get(account);
-    if (waiting) {
-      this.waiters.delete(account);
-      for (const a of waiting) if (a !== account) this.drive(a);
-    }
+    this.wakeWaiters(account);
     this.scheduleFlush();
+  }
+
+  /** Re-drives the accounts whose next block waited for this account's finality. */
+  private wakeWaiters(account: string): void {
+    const waiting = this.waiters.get(account);
+    if (!waiting) return;
+    this.waiters.delete(account);
+    for (const a of waiting) if (a !== account) this.drive(a);
   }
 
   /** Writes decided heights in one transaction per batch. */

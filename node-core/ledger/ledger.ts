@@ -54,12 +54,27 @@ export type SignedBlock = Block & { hash: string };
 export interface CommittedBlock {
   block: SignedBlock;
   height: number;
+  /** Finalized in the same transaction (see setInlineFinality). */
+  finalized: boolean;
 }
+
+/**
+ * Decides, inside the write transaction, whether a block is final as soon as it is applied: true
+ * only where consensus would finalize it at once (the node's own votes hold the quorum and the
+ * block's dependencies are final). `before` is the account before the block.
+ */
+export type InlineFinality = (
+  block: SignedBlock,
+  before: AccountRecord | undefined,
+  weights: () => Map<string, bigint>,
+) => boolean;
 
 export interface SubmitResult {
   status: 'accepted' | 'duplicate';
   block: SignedBlock;
   height: number;
+  /** Final as soon as it was applied. */
+  finalized?: boolean;
 }
 
 export interface SubmitOptions {
@@ -105,6 +120,7 @@ export class Ledger {
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
   private readonly openingKeys = new Map<string, string>();
   private readonly listeners: CommitListener[] = [];
+  private inlineFinality: InlineFinality | undefined;
   /** Writes waiting for the next group transaction. */
   private writeQueue: WriteOp[] = [];
   private writeScheduled = false;
@@ -121,6 +137,11 @@ export class Ledger {
 
   start(): void {
     this.counters.load();
+  }
+
+  /** Lets consensus finalize blocks in their own transaction where its votes alone decide. */
+  setInlineFinality(fn: InlineFinality): void {
+    this.inlineFinality = fn;
   }
 
   onCommitted(fn: CommitListener): void {
@@ -331,23 +352,30 @@ export class Ledger {
     const claims = fx.claims ?? acct?.claims;
     if (claims && claims.length > 0) next.claims = claims;
 
-    this.writeAccount(block.account, next);
-    this.putBlock(ctx, block, height);
-    s.unfinal.putSync(block.account, '');
-    if (fx.pendingPut) {
-      s.accounts.putSync(pendingKey(fx.pendingPut.destination, block.hash), encodePending(fx.pendingPut));
-    }
-    if (fx.pendingDelete) s.accounts.removeSync(pendingKey(fx.pendingDelete[0], fx.pendingDelete[1]));
-
     // Delegation: the account's XE balance moves from its old representative to its new one.
     const oldXE = acct?.balances.XE ?? 0n;
     const newXE = balances.XE ?? 0n;
     if (acct?.representative) this.addWeight(ctx, acct.representative, -oldXE);
     if (representative) this.addWeight(ctx, representative, newXE);
 
+    // Where this node's votes alone are the quorum (counted with the weights as this block leaves
+    // them), the block is final in the same write: one account update instead of two, and
+    // finality exactly as durable as the block itself.
+    const finalNow = this.inlineFinality?.(block, acct, () => this.groupWeights(ctx)) === true;
+    if (finalNow) {
+      next.final_height = height;
+      next.final_balances = { ...next.final_balances, [block.asset]: block.balance };
+    } else s.unfinal.putSync(block.account, '');
+    this.writeAccount(block.account, next);
+    this.putBlock(ctx, block, height);
+    if (fx.pendingPut) {
+      s.accounts.putSync(pendingKey(fx.pendingPut.destination, block.hash), encodePending(fx.pendingPut));
+    }
+    if (fx.pendingDelete) s.accounts.removeSync(pendingKey(fx.pendingDelete[0], fx.pendingDelete[1]));
+
     if (!acct) ctx.counters.accounts += 1;
     fx.supply?.(ctx.counters);
-    return { status: 'accepted', block, height };
+    return { status: 'accepted', block, height, finalized: finalNow };
   }
 
   /**
@@ -538,7 +566,8 @@ export class Ledger {
           if ('error' in o) op.reject(o.error);
           else if (op.kind === 'block') {
             const r = o.value as SubmitResult;
-            if (r.status === 'accepted') accepted.push({ block: r.block, height: r.height });
+            if (r.status === 'accepted')
+              accepted.push({ block: r.block, height: r.height, finalized: r.finalized === true });
             op.resolve(r);
           } else op.resolve(o.value as FinalizeAdvance[]);
         });
@@ -573,6 +602,17 @@ export class Ledger {
 
   private openContext(): WriteContext {
     return { counters: this.counters.read(), reps: new Map() };
+  }
+
+  /** Representative weights as the group's writes so far leave them. */
+  private groupWeights(ctx: WriteContext): Map<string, bigint> {
+    ctx.baseReps ??= this.repWeights();
+    const w = new Map(ctx.baseReps);
+    for (const [rep, v] of ctx.reps) {
+      if (v === 0n) w.delete(rep);
+      else w.set(rep, v);
+    }
+    return w;
   }
 
   /** Writes the group's counters and representative weights. */
@@ -808,6 +848,8 @@ export interface FinalizeAdvance {
 interface WriteContext {
   counters: Counters;
   reps: Map<string, bigint>;
+  /** Stored weights when the group began (read on first use). */
+  baseReps?: Map<string, bigint>;
 }
 
 type WriteOp =
