@@ -13,6 +13,9 @@ export interface VerifyPoolOptions {
   maxBatch?: number;
 }
 
+/** The worker beside this module: its .ts source in a checkout, the compiled .js in dist/. */
+const WORKER_FILE = import.meta.url.endsWith('.ts') ? './verify-worker.ts' : './verify-worker.js';
+
 interface Pending {
   resolve: (ok: boolean) => void;
   reject: (e: Error) => void;
@@ -39,7 +42,7 @@ export class VerifyPool {
 
   start(): void {
     for (let i = 0; i < this.threads; i++) {
-      const worker = new Worker(new URL('./verify-worker.ts', import.meta.url));
+      const worker = new Worker(new URL(WORKER_FILE, import.meta.url));
       worker.unref();
       const slot: Slot = { worker, outstanding: 0 };
       worker.on('message', (m: { id: number; results: Uint8Array }) => this.onResult(m));
