@@ -136,6 +136,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
       BENCH_DIFFICULTY.toString(16),
       '--log-level',
       'warn',
+      '--no-p2p',
     ],
     {
       env: process.env.BENCH_NODE_OPTIONS
@@ -220,6 +221,7 @@ async function benchReads(log: (l: string) => void, dir: string): Promise<Record
     'off',
     '--log-level',
     'warn',
+    '--no-p2p',
   ]);
   try {
     const accounts = (
@@ -253,6 +255,7 @@ export async function fillStore(dir: string, n: number, log: (l: string) => void
     powDifficulty: 0n,
     rateLimit: false,
     verifyThreads: 1,
+    p2p: false,
   });
   await node.start();
   try {
@@ -307,7 +310,7 @@ async function benchStartup(log: (l: string) => void, dir: string): Promise<Reco
   let rss = 0;
   for (let run = 0; run < 3; run++) {
     const started = performance.now();
-    const node = await spawnNode(['--data-dir', data, '--api-port', '0', '--log-level', 'warn']);
+    const node = await spawnNode(['--data-dir', data, '--api-port', '0', '--log-level', 'warn', '--no-p2p']);
     for (;;) {
       const r = await fetch(`${node.url}/health`).catch(() => undefined);
       if (r?.status === 200) break;

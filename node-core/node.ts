@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createApiServer } from './api/server.ts';
 import { buildRoutes } from './api/routes/index.ts';
+import { registerUi, UI_PATH } from './api/ui-static.ts';
 import { Consensus } from './consensus/consensus.ts';
 import { verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
@@ -18,7 +20,12 @@ import {
   writeFileAtomic,
   writeGenesisDir,
 } from './genesis/genesis.ts';
+import { LedgerError } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
+import { P2PHost, type Verdict } from './net/host.ts';
+import { loadPeerKey } from './net/peer-key.ts';
+import { NETCHECK_VERSION } from './net/netcheck.ts';
+import { StateChainError } from './statechain/statechain.ts';
 import { hexToBytes } from './protocol/hex.ts';
 import { parseJson, stringifyJson } from './protocol/json.ts';
 import { generateKeyPair, type KeyPair, keyPairFromSeed } from './protocol/keys.ts';
@@ -45,12 +52,23 @@ export interface NodeOptions {
   adminToken?: string | false;
   /** Rate limits on (default) or off. */
   rateLimit?: boolean;
-  /** Peer-to-peer networking (default on; meaningful once the network layer is present). */
+  /** Peer-to-peer networking (default on). */
   p2p?: boolean;
+  /** Peer-to-peer TCP port (default 7075; 0 picks a free port). */
+  p2pPort?: number;
+  /** Peer-to-peer listen address (default 0.0.0.0: peers are on other machines). */
+  p2pBind?: string;
+  /** Multiaddrs of peers to keep connected to. */
+  dial?: string[];
   /** Signature-verification worker threads (default 1; 0 verifies on the main thread). */
   verifyThreads?: number;
   /** Extra origins allowed by CORS besides the node's own. */
   corsOrigins?: string[];
+  /**
+   * Folder of the built GUI, served at `/ui/` (default: the checkout's renderer/dist, see
+   * DEFAULT_UI_DIR). `false` serves no GUI. An unbuilt GUI is no error: `/ui/` then says how to build it.
+   */
+  uiDir?: string | false;
   logger?: Logger;
   /** Clock in Unix nanoseconds (tests may inject one). */
   now?: () => bigint;
@@ -79,6 +97,14 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/**
+ * renderer/dist of the checkout or package this module belongs to: node-core/node.ts runs from the
+ * sources, dist/node-core/node.js from the build, one folder deeper.
+ */
+export const DEFAULT_UI_DIR = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? '../renderer/dist' : '../../renderer/dist', import.meta.url),
+);
+
 const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
 
 export class LedgerNode {
@@ -86,12 +112,17 @@ export class LedgerNode {
   readonly dataDir: string;
   readonly now: () => bigint;
   readonly log: Logger | undefined;
+  /** The folder served at `/ui/`, or undefined when the node serves no GUI. */
+  readonly uiDir: string | undefined;
   store!: Store;
   statechain!: StateChain;
   ledger!: Ledger;
   consensus!: Consensus;
   verifyPool!: VerifyPool;
   api!: FastifyInstance;
+  p2p: P2PHost | undefined;
+  /** Blocks that arrived by gossip: they are relayed by gossip itself, not published again. */
+  private readonly fromGossip = new Set<string>();
   nodeKey!: KeyPair;
   adminToken: string | undefined;
   adminTokenFile: string | undefined;
@@ -104,10 +135,17 @@ export class LedgerNode {
     this.dataDir = opts.dataDir;
     this.now = opts.now ?? nowNs;
     this.log = opts.logger;
+    this.uiDir = opts.uiDir === false ? undefined : resolve(opts.uiDir ?? DEFAULT_UI_DIR);
   }
 
   get url(): string {
     return this.url_;
+  }
+
+  /** Address of the GUI (`<url>/ui/`) once the node listens, if it serves a built one. */
+  get uiUrl(): string | undefined {
+    if (this.url_ === '' || this.uiDir === undefined) return undefined;
+    return existsSync(join(this.uiDir, 'index.html')) ? `${this.url_}${UI_PATH}` : undefined;
   }
 
   get version(): string {
@@ -145,10 +183,12 @@ export class LedgerNode {
           address: this.nodeKey.address,
         },
         now: this.now,
+        verify: verifyBytesNode,
         onError: (err) => this.log?.error({ err }, 'finalization failed'),
       });
       this.consensus.start(this.ledger.unfinalizedAccounts());
       this.setupAdminToken();
+      if (this.opts.p2p !== false) await this.startP2P();
       await this.listen();
     } catch (e) {
       await this.stop().catch(() => {});
@@ -158,6 +198,7 @@ export class LedgerNode {
 
   async stop(): Promise<void> {
     await this.api?.close();
+    await this.p2p?.stop();
     await this.consensus?.stop();
     await this.verifyPool?.stop();
     await this.store?.close();
@@ -294,6 +335,12 @@ export class LedgerNode {
         node_id: this.nodeId,
       }),
     });
+    if (this.uiDir !== undefined) {
+      if (existsSync(this.uiDir) && !statSync(this.uiDir).isDirectory()) {
+        throw new NodeStartError(`GUI folder ${this.uiDir} is not a directory (--ui-dir)`);
+      }
+      registerUi(this.api, this.uiDir);
+    }
     try {
       await this.api.listen({ host, port: actualPort });
     } catch (e) {
@@ -309,9 +356,79 @@ export class LedgerNode {
     this.url_ = host.includes(':') ? `http://[${host}]:${actualPort}` : `http://${host}:${actualPort}`;
   }
 
-  /** Until the peer-to-peer layer exists, the node is identified by its public key. */
+  /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */
   get nodeId(): string {
-    return this.nodeKey.pub_key;
+    return this.p2p?.peerId || this.nodeKey.pub_key;
+  }
+
+  /**
+   * Joins the peer-to-peer network: blocks, votes and state-chain blocks from peers take the same
+   * validation path as those from the API (one pipeline, two doors); what this node accepts or votes
+   * is announced to its peers.
+   */
+  private async startP2P(): Promise<void> {
+    const host = this.opts.p2pBind ?? '0.0.0.0';
+    const port = this.opts.p2pPort ?? 7075;
+    const family = host.includes(':') ? 'ip6' : 'ip4';
+    this.p2p = new P2PHost(
+      {
+        privateKey: await loadPeerKey(this.dataDir),
+        listen: [`/${family}/${host}/tcp/${port}`],
+        dial: this.opts.dial ?? [],
+        hello: {
+          network_id: this.statechain.networkId,
+          version: NETCHECK_VERSION,
+          features: [],
+          genesis_hash: this.genesisHash,
+        },
+        log: this.log,
+      },
+      {
+        onBlock: (block) => this.blockFromPeer(block),
+        onVote: (vote) => this.consensus.onVote(vote),
+        onStateBlock: async (block) => {
+          try {
+            const r = await this.statechain.submit(block);
+            return r.duplicate ? 'ignore' : 'accept';
+          } catch (e) {
+            if (e instanceof StateChainError) return e.retryable ? 'ignore' : 'reject';
+            throw e;
+          }
+        },
+      },
+    );
+    try {
+      await this.p2p.start();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE')
+        throw new NodeStartError(`peer-to-peer port ${port} is already in use (--p2p-port)`);
+      throw e;
+    }
+    const p2p = this.p2p;
+    this.consensus.setSink({ broadcast: (vote, weight) => void p2p.publishVote(vote, weight) });
+    this.ledger.onCommitted((batch) => {
+      for (const c of batch) {
+        if (this.fromGossip.delete(c.block.hash)) continue;
+        void p2p.publishBlock(c.block);
+      }
+    });
+    this.statechain.onCommitted((block) => void p2p.publishStateBlock(block));
+  }
+
+  /** A block from a peer: accepted ones are relayed; deterministic failures lower the sender's score. */
+  private async blockFromPeer(block: Parameters<Ledger['submit']>[0]): Promise<Verdict> {
+    if (block.hash) this.fromGossip.add(block.hash);
+    try {
+      const r = await this.ledger.submit(block, { live: true });
+      if (r.status === 'accepted') return 'accept';
+      if (block.hash) this.fromGossip.delete(block.hash);
+      return 'ignore';
+    } catch (e) {
+      if (block.hash) this.fromGossip.delete(block.hash);
+      if (e instanceof LedgerError) return e.retryable ? 'ignore' : 'reject';
+      return 'reject';
+    }
   }
 
   /** Parsed JSON of a state-chain value, or undefined. */

@@ -23,7 +23,12 @@ export interface CliOptions {
   adminToken?: string | false;
   rateLimit: boolean;
   p2p: boolean;
+  p2pPort: number;
+  p2pBind: string;
+  dial: string[];
   logLevel: string;
+  /** Folder of the built GUI; false serves none; undefined is the node's default. */
+  uiDir?: string | false;
 }
 
 export const HELP = `Usage: ledger-node [options]
@@ -43,7 +48,14 @@ Options:
   --admin-token TOKEN     operator token (default: the admin-token file in the data directory;
                           also LEDGER_NODE_ADMIN_TOKEN); none disables operator endpoints
   --rate-limit on|off     per-client rate limits (default on)
+  --p2p-port PORT         peer-to-peer TCP port (default 7075; 0 picks a free port)
+  --p2p-bind ADDR         peer-to-peer listen address (default 0.0.0.0)
+  --dial ADDRS            comma-separated multiaddrs of peers to connect to, e.g.
+                          /ip4/192.0.2.7/tcp/7075/p2p/12D3KooW...
   --no-p2p                do not start peer-to-peer networking
+  --ui-dir DIR            serve the GUI built in DIR at /ui/
+                          (default: renderer/dist, built by npm run build:renderer)
+  --no-ui                 do not serve the GUI
   --log-level LEVEL       fatal, error, warn, info, debug or trace (default info)
   --help                  show this help
   --version               show the version
@@ -59,6 +71,9 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     apiBind: '127.0.0.1',
     rateLimit: true,
     p2p: true,
+    p2pPort: 7075,
+    p2pBind: '0.0.0.0',
+    dial: [],
     logLevel: 'info',
   };
   for (let i = 0; i < argv.length; i++) {
@@ -128,6 +143,42 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       }
       case '--no-p2p':
         o.p2p = false;
+        break;
+      case '--p2p-port': {
+        const v = value();
+        if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) {
+          throw new UsageError(`--p2p-port: "${v}" is not a port number (0-65535)`);
+        }
+        o.p2pPort = Number(v);
+        break;
+      }
+      case '--p2p-bind': {
+        const v = value();
+        if (isIP(v) === 0) throw new UsageError(`--p2p-bind: "${v}" is not an IP address`);
+        o.p2pBind = v;
+        break;
+      }
+      case '--dial': {
+        const list = value()
+          .split(',')
+          .map((a) => a.trim())
+          .filter((a) => a !== '');
+        for (const a of list) {
+          if (!/^\/(ip4|ip6|dns4|dns6|dns)\/[^/]+\/tcp\/\d+(\/p2p\/\w+)?$/.test(a)) {
+            throw new UsageError(
+              `--dial: "${a}" is not a multiaddr like /ip4/192.0.2.7/tcp/7075/p2p/<peer id>`,
+            );
+          }
+        }
+        o.dial.push(...list);
+        break;
+      }
+      case '--ui-dir':
+        o.uiDir = value();
+        if (o.uiDir === '') throw new UsageError('--ui-dir must not be empty');
+        break;
+      case '--no-ui':
+        o.uiDir = false;
         break;
       case '--log-level': {
         const v = value();

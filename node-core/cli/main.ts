@@ -4,11 +4,16 @@ import { NODE_VERSION } from '../version.ts';
 import { HELP, parseArgs, UsageError } from './args.ts';
 import { defaultDataDir } from './paths.ts';
 
+export interface MainHooks {
+  /** Called once the node is ready, after the ready line (`npm start` prints the GUI address). */
+  onReady?: (node: LedgerNode) => void;
+}
+
 /**
  * `ledger-node`: runs a node until SIGINT or SIGTERM. Structured logs go to stderr; one plain line
  * on stdout says when the node is ready and where (scripts can wait for it).
  */
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
   let opts;
   try {
     opts = parseArgs(argv);
@@ -38,6 +43,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     adminToken: opts.adminToken,
     rateLimit: opts.rateLimit,
     p2p: opts.p2p,
+    p2pPort: opts.p2pPort,
+    p2pBind: opts.p2pBind,
+    dial: opts.dial,
+    uiDir: opts.uiDir,
     logger,
   });
   try {
@@ -52,10 +61,20 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   if (!opts.rateLimit) logger.warn('rate limits are off (--rate-limit off)');
-  logger.info({ url: node.url, data_dir: dataDir, network_id: node.statechain.networkId }, 'ready');
-  process.stdout.write(
-    `ledger-node ready: API ${node.url} (network ${node.statechain.networkId}, data ${dataDir})\n`,
+  const uiUrl = node.uiUrl;
+  logger.info(
+    { url: node.url, ui_url: uiUrl, data_dir: dataDir, network_id: node.statechain.networkId },
+    'ready',
   );
+  // The API address stays the first word after "API": scripts read it with /API (\S+)/.
+  process.stdout.write(
+    `ledger-node ready: API ${node.url}${uiUrl === undefined ? '' : ` UI ${uiUrl}`} ` +
+      `(network ${node.statechain.networkId}, data ${dataDir})\n`,
+  );
+  if (uiUrl === undefined && node.uiDir !== undefined) {
+    logger.warn({ ui_dir: node.uiDir }, 'the GUI is not built (npm run build:renderer): /ui/ says so');
+  }
+  hooks.onReady?.(node);
 
   return new Promise<number>((resolve) => {
     let stopping = false;

@@ -1,5 +1,6 @@
 import { ZERO_HASH } from '../protocol/block.ts';
-import { signVote, type Vote } from '../protocol/vote.ts';
+import { signVote, verifyVote, type Vote } from '../protocol/vote.ts';
+import { addressFromPublicKey, type Verifier } from '../protocol/keys.ts';
 import type { CommittedBlock, Ledger, SignedBlock } from '../ledger/ledger.ts';
 import type { AccountRecord } from '../ledger/records.ts';
 import type { StateChain } from '../statechain/statechain.ts';
@@ -25,8 +26,15 @@ export interface LocalRepresentative {
 }
 
 export interface VoteSink {
-  broadcast(vote: Vote & { signature: string }): void;
+  broadcast(vote: Vote & { signature: string }, weight: bigint): void;
 }
+
+export type VoteVerdict = 'accept' | 'reject' | 'ignore';
+
+/** Votes further than this from the node clock are not counted (reference-behavior.md 2.2). */
+export const VOTE_WINDOW_NS = 300_000_000_000n;
+const MAX_SEEN_VOTES = 200_000;
+const MAX_VOTED_HASHES = 50_000;
 
 export interface ConsensusDeps {
   ledger: Ledger;
@@ -34,6 +42,8 @@ export interface ConsensusDeps {
   localRep?: LocalRepresentative;
   sink?: VoteSink;
   now: () => bigint;
+  /** Signature check of remote votes (node:crypto's in the node). */
+  verify?: Verifier;
   onError?: (err: unknown) => void;
 }
 
@@ -53,7 +63,12 @@ export class Consensus {
   private readonly ledger: Ledger;
   private readonly sc: StateChain;
   private readonly localRep: LocalRepresentative | undefined;
-  private readonly sink: VoteSink | undefined;
+  private sink: VoteSink | undefined;
+  private readonly verify: Verifier | undefined;
+  /** Remote votes by block hash: representative address -> true once its vote is final. */
+  private readonly remote = new Map<string, Map<string, boolean>>();
+  /** Votes already counted (rep key, hash, phase), so duplicates are neither counted nor relayed. */
+  private readonly seen = new Set<string>();
   private readonly now: () => bigint;
   private readonly onError: (err: unknown) => void;
   /** Heights decided final in memory, not yet written (account -> height). */
@@ -75,8 +90,42 @@ export class Consensus {
     this.sc = deps.statechain;
     this.localRep = deps.localRep;
     this.sink = deps.sink;
+    this.verify = deps.verify;
     this.now = deps.now;
     this.onError = deps.onError ?? (() => {});
+  }
+
+  /** Attaches the network: from now on the local representative's votes are signed and sent. */
+  setSink(sink: VoteSink): void {
+    this.sink = sink;
+  }
+
+  /**
+   * A vote from the network. Its signature is checked before anything is remembered of it (a forged
+   * vote must not poison the duplicate filter, reference-behavior.md 9.2 C-10); it counts with the
+   * representative's current eligible weight; a vote for a block not yet known is kept until the
+   * block arrives.
+   */
+  onVote(v: Vote & { signature: string }): VoteVerdict {
+    const key = `${v.rep_pub_key}:${v.block_hash}:${v.final ? 1 : 0}`;
+    if (this.seen.has(key)) return 'ignore';
+    const now = this.now();
+    if (v.timestamp > now + VOTE_WINDOW_NS || v.timestamp < now - VOTE_WINDOW_NS) return 'ignore';
+    if (!verifyVote(v, this.verify)) return 'reject';
+    if (this.seen.size >= MAX_SEEN_VOTES) this.seen.clear();
+    this.seen.add(key);
+    const rep = addressFromPublicKey(v.rep_pub_key);
+    if ((this.weights().weights.get(rep) ?? 0n) === 0n) return 'ignore';
+    let votes = this.remote.get(v.block_hash);
+    if (!votes) {
+      if (this.remote.size >= MAX_VOTED_HASHES) this.remote.delete(this.remote.keys().next().value!);
+      this.remote.set(v.block_hash, (votes = new Map()));
+    }
+    if (votes.get(rep) === true) return 'ignore'; // a final vote is irrevocable
+    votes.set(rep, v.final);
+    const b = this.ledger.getBlock(v.block_hash);
+    if (b && !b.finalized && this.running) this.drive(b.block.account);
+    return 'accept';
   }
 
   /** Subscribes to commits and re-drives every account left unfinalized by a previous run. */
@@ -196,6 +245,10 @@ export class Consensus {
     let t = this.tallies.get(key);
     if (!t || t.hash !== hash) this.tallies.set(key, (t = { hash, converge: new Set(), final: new Set() }));
     const w = this.weights();
+    for (const [voter, final] of this.remote.get(hash) ?? []) {
+      t.converge.add(voter);
+      if (final) t.final.add(voter);
+    }
     const rep = this.localRep;
     if (rep) {
       const weight = w.weights.get(rep.address) ?? 0n;
@@ -227,10 +280,13 @@ export class Consensus {
       timestamp: this.now(),
       final: v.final,
     };
-    this.sink.broadcast(signVote(vote, v.rep.seed));
+    const weight = this.weights().weights.get(v.rep.address) ?? 0n;
+    this.sink.broadcast(signVote(vote, v.rep.seed), weight);
   }
 
   private decide(account: string, height: number): void {
+    const t = this.tallies.get(`${account}:${height}`);
+    if (t) this.remote.delete(t.hash);
     this.tallies.delete(`${account}:${height}`);
     this.decided.set(account, height);
     this.queue.set(account, height);

@@ -65,6 +65,7 @@ export class StateChain {
   private readonly store: Store;
   private readonly verify: Verifier;
   private tipCache: StateTip | undefined;
+  private readonly listeners: ((block: StateBlock) => void)[] = [];
   /** Typed views of sys.* keys, rebuilt after each commit. */
   private views = emptyViews();
 
@@ -87,6 +88,11 @@ export class StateChain {
       };
     }
     this.refreshViews();
+  }
+
+  /** Called with every block accepted after genesis (to announce it to peers). */
+  onCommitted(fn: (block: StateBlock) => void): void {
+    this.listeners.push(fn);
   }
 
   get tip(): StateTip | undefined {
@@ -172,7 +178,10 @@ export class StateChain {
       this.write({ ...block, hash });
       return false;
     });
-    if (!duplicate) this.afterCommit();
+    if (!duplicate) {
+      this.afterCommit();
+      for (const fn of this.listeners) fn({ ...block, hash });
+    }
     return { hash, index: block.index, duplicate };
   }
 

@@ -35,6 +35,8 @@ export async function startTestNode(opts: Partial<NodeOptions> = {}): Promise<Te
     powDifficulty: TEST_DIFFICULTY,
     rateLimit: false,
     verifyThreads: 0,
+    // Peer-to-peer networking only where a test asks for it (on loopback, a free port).
+    p2p: false,
     ...opts,
   });
   await node.start();

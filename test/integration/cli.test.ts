@@ -66,10 +66,18 @@ describe('the ledger-node command', () => {
   });
 
   it('refuses a port that is taken, saying so', async () => {
-    const a = await spawnNode(['--data-dir', tempDir(), '--api-port', '0', '--pow-difficulty', '2']);
+    const a = await spawnNode([
+      '--data-dir',
+      tempDir(),
+      '--api-port',
+      '0',
+      '--pow-difficulty',
+      '2',
+      '--no-p2p',
+    ]);
     try {
       const port = new URL(a.url).port;
-      const r = await run(['--data-dir', tempDir(), '--api-port', port]);
+      const r = await run(['--data-dir', tempDir(), '--api-port', port, '--no-p2p']);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
     } finally {
@@ -79,7 +87,18 @@ describe('the ledger-node command', () => {
 
   it('creates a development network with private key files, serves it, and stops cleanly on SIGTERM', async () => {
     const dir = tempDir();
-    const node = await spawnNode(['--data-dir', dir, '--api-port', '0', '--pow-difficulty', '2']);
+    const node = await spawnNode([
+      '--data-dir',
+      dir,
+      '--api-port',
+      '0',
+      '--pow-difficulty',
+      '2',
+      '--p2p-port',
+      '0',
+      '--p2p-bind',
+      '127.0.0.1',
+    ]);
     const info = (await (await fetch(`${node.url}/node`)).json()) as Record<string, unknown>;
     expect(info.network_id).toMatch(/^devnet-[0-9a-f]{8}$/);
     expect(info.pow_difficulty).toBe('0000000000000002');
@@ -121,7 +140,15 @@ describe('the ledger-node command', () => {
   });
 
   it('answers 403 on operator routes when started with --admin-token none', async () => {
-    const node = await spawnNode(['--data-dir', tempDir(), '--api-port', '0', '--admin-token', 'none']);
+    const node = await spawnNode([
+      '--data-dir',
+      tempDir(),
+      '--api-port',
+      '0',
+      '--admin-token',
+      'none',
+      '--no-p2p',
+    ]);
     try {
       const r = await fetch(`${node.url}/lease/request`, {
         method: 'POST',

@@ -62,6 +62,7 @@ async function startNode(dataDir: string): Promise<Instance> {
       '2',
       '--rate-limit',
       'off',
+      '--no-p2p',
     ],
     {
       cwd: ROOT,

@@ -1,0 +1,127 @@
+import type { Block } from '../protocol/block.ts';
+import { blockToJson, decodeBlock } from '../protocol/block-json.ts';
+import { bytesToHex, hexToBytes, isHex } from '../protocol/hex.ts';
+import { toBigIntField } from '../protocol/int.ts';
+import { type JsonPath, parseJson, stringifyJson } from '../protocol/json.ts';
+import { decodeStateBlock, type StateBlock, stateBlockToJson } from '../protocol/statechain.ts';
+import type { Vote } from '../protocol/vote.ts';
+
+/**
+ * Gossip topics and their payloads (reference-behavior.md section 5.3, protocol.md section 8.7):
+ * JSON objects `{"block": …}` and `{"vote": …}`, at most 256 KiB. Decoding is strict: anything
+ * malformed is undefined, and the sender is penalised by the topic validator.
+ */
+export const TOPICS = {
+  blocks: 'xe/blocks',
+  votes: 'xe/votes',
+  statechain: 'xe/statechain',
+} as const;
+
+export const MAX_GOSSIP_BYTES = 256 * 1024;
+
+const enc = new TextEncoder();
+const dec = new TextDecoder('utf-8', { fatal: true });
+
+function text(bytes: Uint8Array): string | undefined {
+  if (bytes.length > MAX_GOSSIP_BYTES) return undefined;
+  try {
+    return dec.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+export function encodeBlockMessage(block: Block): Uint8Array {
+  return enc.encode(stringifyJson({ block: blockToJson(block, 'reference') }));
+}
+
+export function decodeBlockMessage(bytes: Uint8Array): Block | undefined {
+  const t = text(bytes);
+  if (t === undefined) return undefined;
+  try {
+    const o = parseJson(t) as Record<string, unknown>;
+    if (Object.keys(o).length !== 1 || o.block === undefined) return undefined;
+    return decodeBlock(o.block);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Votes travel with PascalCase names as the reference node's are inferred to (protocol.md 8.7,
+ * unconfirmed on the wire): keys and hashes as hex, the signature as base64, the weight unsigned.
+ */
+export function encodeVoteMessage(v: Vote & { signature: string }, weight: bigint): Uint8Array {
+  return enc.encode(
+    stringifyJson({
+      vote: {
+        RepPubKey: v.rep_pub_key,
+        BlockHash: v.block_hash,
+        ConflictAccount: v.account,
+        ConflictPrev: v.previous,
+        Timestamp: v.timestamp,
+        Final: v.final,
+        Signature: Buffer.from(hexToBytes(v.signature, 64)).toString('base64'),
+        Weight: weight.toString(),
+      },
+    }),
+  );
+}
+
+const VOTE_KEYS = [
+  'RepPubKey',
+  'BlockHash',
+  'ConflictAccount',
+  'ConflictPrev',
+  'Timestamp',
+  'Final',
+  'Signature',
+  'Weight',
+];
+
+export function decodeVoteMessage(bytes: Uint8Array): (Vote & { signature: string }) | undefined {
+  const t = text(bytes);
+  if (t === undefined || t.length > 4096) return undefined;
+  try {
+    const o = parseJson(t) as { vote?: Record<string, unknown> };
+    const v = o.vote;
+    if (!v || typeof v !== 'object' || Object.keys(o).length !== 1) return undefined;
+    if (Object.keys(v).some((k) => !VOTE_KEYS.includes(k))) return undefined;
+    const prev = v.ConflictPrev;
+    if (!isHex(v.RepPubKey, 32) || !isHex(v.BlockHash, 32) || !isHex(v.ConflictAccount, 32)) return undefined;
+    if (!(prev === '0' || isHex(prev, 32))) return undefined;
+    if (typeof v.Final !== 'boolean' || typeof v.Signature !== 'string') return undefined;
+    const sig = Buffer.from(v.Signature, 'base64');
+    if (sig.length !== 64) return undefined;
+    return {
+      rep_pub_key: v.RepPubKey,
+      block_hash: v.BlockHash,
+      account: v.ConflictAccount,
+      previous: prev as string,
+      timestamp: toBigIntField(v.Timestamp, 'i64', 'Timestamp'),
+      final: v.Final,
+      signature: bytesToHex(new Uint8Array(sig)),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+export function encodeStateMessage(block: StateBlock): Uint8Array {
+  return enc.encode(stringifyJson({ block: stateBlockToJson(block) }));
+}
+
+const isStateValue = (p: JsonPath) =>
+  p.length === 4 && p[0] === 'block' && p[1] === 'ops' && typeof p[2] === 'number' && p[3] === 'value';
+
+export function decodeStateMessage(bytes: Uint8Array): StateBlock | undefined {
+  const t = text(bytes);
+  if (t === undefined) return undefined;
+  try {
+    const o = parseJson(t, { raw: isStateValue }) as Record<string, unknown>;
+    if (Object.keys(o).length !== 1 || o.block === undefined) return undefined;
+    return decodeStateBlock(o.block as Parameters<typeof decodeStateBlock>[0]);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,282 @@
+import { noise } from '@chainsafe/libp2p-noise';
+import { yamux } from '@chainsafe/libp2p-yamux';
+import { gossipsub, type GossipSub, TopicValidatorResult } from '@libp2p/gossipsub';
+import { identify } from '@libp2p/identify';
+import type { Connection, Libp2p, PeerId, PrivateKey, Stream } from '@libp2p/interface';
+import { tcp } from '@libp2p/tcp';
+import { multiaddr } from '@multiformats/multiaddr';
+import { createLibp2p } from 'libp2p';
+import type { Logger } from 'pino';
+import type { Block } from '../protocol/block.ts';
+import type { StateBlock } from '../protocol/statechain.ts';
+import type { Vote } from '../protocol/vote.ts';
+import {
+  decodeBlockMessage,
+  decodeStateMessage,
+  decodeVoteMessage,
+  encodeBlockMessage,
+  encodeStateMessage,
+  encodeVoteMessage,
+  MAX_GOSSIP_BYTES,
+  TOPICS,
+} from './gossip.ts';
+import {
+  decodeHello,
+  encodeHello,
+  incompatibility,
+  NETCHECK_PROTOCOL,
+  type NetcheckHello,
+} from './netcheck.ts';
+
+/**
+ * The node's libp2p host (issue "The network"): TCP, Noise, yamux, identify and GossipSub; the
+ * netcheck handshake on every connection; gossip of blocks, votes and state-chain blocks, each
+ * validated by the node before it is relayed. A peer on another network is disconnected and kept
+ * out for a while, so it is not redialled in a loop.
+ */
+export type Verdict = 'accept' | 'reject' | 'ignore';
+
+export interface P2PHandlers {
+  onBlock(block: Block, from: string): Promise<Verdict>;
+  onVote(vote: Vote & { signature: string }, from: string): Verdict;
+  onStateBlock(block: StateBlock, from: string): Promise<Verdict>;
+}
+
+export interface P2POptions {
+  privateKey: PrivateKey;
+  /** Multiaddrs to listen on, e.g. /ip4/127.0.0.1/tcp/7075 */
+  listen: string[];
+  /** Multiaddrs of peers to keep connected to. */
+  dial: string[];
+  hello: NetcheckHello;
+  log?: Logger;
+  /** How long a peer on another network stays refused (ms). */
+  banMs?: number;
+}
+
+export interface PeerInfo {
+  id: string;
+  address: string;
+  version: string;
+  connected_at: bigint;
+}
+
+const NETCHECK_TIMEOUT_MS = 5000;
+const REDIAL_MS = 3000;
+
+const VERDICTS: Record<Verdict, TopicValidatorResult> = {
+  accept: TopicValidatorResult.Accept,
+  reject: TopicValidatorResult.Reject,
+  ignore: TopicValidatorResult.Ignore,
+};
+
+async function readOnce(stream: Stream, limit: number): Promise<Uint8Array | undefined> {
+  let buf = new Uint8Array(0);
+  for await (const chunk of stream) {
+    const part = chunk.subarray();
+    const next = new Uint8Array(buf.length + part.length);
+    next.set(buf);
+    next.set(part, buf.length);
+    buf = next;
+    if (buf.length > limit) return undefined;
+    // A hello is one JSON object: complete once it parses.
+    try {
+      JSON.parse(new TextDecoder().decode(buf));
+      return buf;
+    } catch {
+      // wait for more bytes
+    }
+  }
+  return buf.length > 0 ? buf : undefined;
+}
+
+export class P2PHost {
+  private readonly opts: P2POptions;
+  private readonly handlers: P2PHandlers;
+  private node: Libp2p<{ pubsub: GossipSub }> | undefined;
+  /** Peers that passed netcheck: peer id -> info. */
+  private readonly verified = new Map<string, PeerInfo>();
+  /** Peers on another network -> until when they are refused (ms). */
+  private readonly banned = new Map<string, number>();
+  private redialTimer: NodeJS.Timeout | undefined;
+
+  constructor(opts: P2POptions, handlers: P2PHandlers) {
+    this.opts = opts;
+    this.handlers = handlers;
+  }
+
+  get peerId(): string {
+    return this.node?.peerId.toString() ?? '';
+  }
+
+  get listenAddrs(): string[] {
+    return this.node?.getMultiaddrs().map((m) => m.toString()) ?? [];
+  }
+
+  peers(): PeerInfo[] {
+    return [...this.verified.values()];
+  }
+
+  isBanned(peer: string): boolean {
+    const until = this.banned.get(peer);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.banned.delete(peer);
+    return false;
+  }
+
+  async start(): Promise<void> {
+    const denied = (peerId: PeerId) => this.isBanned(peerId.toString());
+    this.node = await createLibp2p({
+      privateKey: this.opts.privateKey,
+      nodeInfo: { name: 'xe', version: this.opts.hello.version, userAgent: `xe/${this.opts.hello.version}` },
+      addresses: { listen: this.opts.listen },
+      transports: [tcp()],
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux()],
+      connectionGater: {
+        denyDialPeer: denied,
+        denyInboundEncryptedConnection: denied,
+        denyOutboundEncryptedConnection: denied,
+      },
+      services: {
+        identify: identify(),
+        pubsub: gossipsub({
+          allowPublishToZeroTopicPeers: true,
+          emitSelf: false,
+          maxInboundDataLength: MAX_GOSSIP_BYTES + 1024,
+        }),
+      },
+    });
+    await this.node.handle(NETCHECK_PROTOCOL, (stream, connection) =>
+      this.answerNetcheck(stream, connection),
+    );
+    this.node.addEventListener('connection:open', (e) => {
+      const conn = e.detail;
+      if (conn.direction === 'outbound') void this.initiateNetcheck(conn);
+    });
+    this.node.addEventListener('peer:disconnect', (e) => {
+      const id = e.detail.toString();
+      if (!this.node?.getConnections(e.detail).length) this.verified.delete(id);
+    });
+    const pubsub = this.node.services.pubsub;
+    pubsub.topicValidators.set(TOPICS.blocks, async (peer, msg) => {
+      if (!this.verified.has(peer.toString())) return TopicValidatorResult.Ignore;
+      const block = decodeBlockMessage(msg.data);
+      if (!block) return TopicValidatorResult.Reject;
+      return VERDICTS[await this.handlers.onBlock(block, peer.toString())];
+    });
+    pubsub.topicValidators.set(TOPICS.votes, (peer, msg) => {
+      if (!this.verified.has(peer.toString())) return TopicValidatorResult.Ignore;
+      const vote = decodeVoteMessage(msg.data);
+      if (!vote) return TopicValidatorResult.Reject;
+      return VERDICTS[this.handlers.onVote(vote, peer.toString())];
+    });
+    pubsub.topicValidators.set(TOPICS.statechain, async (peer, msg) => {
+      if (!this.verified.has(peer.toString())) return TopicValidatorResult.Ignore;
+      const block = decodeStateMessage(msg.data);
+      if (!block) return TopicValidatorResult.Reject;
+      return VERDICTS[await this.handlers.onStateBlock(block, peer.toString())];
+    });
+    for (const t of Object.values(TOPICS)) pubsub.subscribe(t);
+    this.redial();
+    this.redialTimer = setInterval(() => this.redial(), REDIAL_MS);
+    this.redialTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.redialTimer) clearInterval(this.redialTimer);
+    await this.node?.stop();
+    this.verified.clear();
+  }
+
+  /** Keeps the configured peers connected (libp2p does not redial addresses on its own). */
+  private redial(): void {
+    const node = this.node;
+    if (!node) return;
+    for (const addr of this.opts.dial) {
+      let ma;
+      try {
+        ma = multiaddr(addr);
+      } catch {
+        this.opts.log?.warn({ addr }, 'not a multiaddr: not dialled');
+        continue;
+      }
+      const peer = ma.getComponents().find((c) => c.name === 'p2p')?.value;
+      if (peer && (this.isBanned(peer) || this.verified.has(peer))) continue;
+      if (!peer && node.getConnections().some((c) => c.remoteAddr.toString().startsWith(addr))) continue;
+      node.dial(ma).catch((err: Error) => this.opts.log?.debug({ addr, err: err.message }, 'dial failed'));
+    }
+  }
+
+  private async initiateNetcheck(conn: Connection): Promise<void> {
+    const peer = conn.remotePeer.toString();
+    try {
+      const stream = await conn.newStream(NETCHECK_PROTOCOL, {
+        signal: AbortSignal.timeout(NETCHECK_TIMEOUT_MS),
+      });
+      stream.send(encodeHello(this.opts.hello));
+      const bytes = await readOnce(stream, 4096);
+      await stream.close().catch(() => {});
+      const remote = bytes && decodeHello(bytes);
+      this.settle(
+        conn,
+        remote ? incompatibility(this.opts.hello, remote) : 'no valid netcheck answer',
+        remote,
+      );
+    } catch (err) {
+      this.opts.log?.debug({ peer, err: (err as Error).message }, 'netcheck failed');
+      await conn.close().catch(() => {});
+    }
+  }
+
+  private async answerNetcheck(stream: Stream, conn: Connection): Promise<void> {
+    const bytes = await readOnce(stream, 4096);
+    const remote = bytes && decodeHello(bytes);
+    stream.send(encodeHello(this.opts.hello));
+    await stream.close().catch(() => {});
+    this.settle(conn, remote ? incompatibility(this.opts.hello, remote) : 'no valid netcheck hello', remote);
+  }
+
+  /** Records a verified peer, or refuses one on another network for `banMs`. */
+  private settle(conn: Connection, problem: string | undefined, remote: NetcheckHello | undefined): void {
+    const peer = conn.remotePeer.toString();
+    if (problem !== undefined) {
+      this.opts.log?.warn({ peer, reason: problem }, 'peer refused');
+      this.banned.set(peer, Date.now() + (this.opts.banMs ?? 10 * 60_000));
+      this.verified.delete(peer);
+      void conn.close().catch(() => {});
+      return;
+    }
+    if (!this.verified.has(peer)) {
+      this.verified.set(peer, {
+        id: peer,
+        address: conn.remoteAddr.toString(),
+        version: remote!.version,
+        connected_at: BigInt(Date.now()) * 1_000_000n,
+      });
+      this.opts.log?.info({ peer, addr: conn.remoteAddr.toString() }, 'peer connected');
+    }
+  }
+
+  async publishBlock(block: Block): Promise<void> {
+    await this.publish(TOPICS.blocks, encodeBlockMessage(block));
+  }
+
+  async publishVote(vote: Vote & { signature: string }, weight: bigint): Promise<void> {
+    await this.publish(TOPICS.votes, encodeVoteMessage(vote, weight));
+  }
+
+  async publishStateBlock(block: StateBlock): Promise<void> {
+    await this.publish(TOPICS.statechain, encodeStateMessage(block));
+  }
+
+  private async publish(topic: string, data: Uint8Array): Promise<void> {
+    try {
+      await this.node?.services.pubsub.publish(topic, data);
+    } catch (err) {
+      // A message already seen (a duplicate) or no peers: nothing to do.
+      this.opts.log?.debug({ topic, err: (err as Error).message }, 'publish failed');
+    }
+  }
+}
