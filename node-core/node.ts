@@ -24,6 +24,7 @@ import { LedgerError } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { P2PHost, type Verdict } from './net/host.ts';
 import { loadPeerKey } from './net/peer-key.ts';
+import { Syncer } from './net/sync.ts';
 import { NETCHECK_VERSION } from './net/netcheck.ts';
 import { StateChainError } from './statechain/statechain.ts';
 import { hexToBytes } from './protocol/hex.ts';
@@ -121,6 +122,7 @@ export class LedgerNode {
   verifyPool!: VerifyPool;
   api!: FastifyInstance;
   p2p: P2PHost | undefined;
+  syncer: Syncer | undefined;
   /** Blocks that arrived by gossip: they are relayed by gossip itself, not published again. */
   private readonly fromGossip = new Set<string>();
   nodeKey!: KeyPair;
@@ -198,6 +200,7 @@ export class LedgerNode {
 
   async stop(): Promise<void> {
     await this.api?.close();
+    this.syncer?.stop();
     await this.p2p?.stop();
     await this.consensus?.stop();
     await this.verifyPool?.stop();
@@ -386,6 +389,8 @@ export class LedgerNode {
       {
         onBlock: (block) => this.blockFromPeer(block),
         onVote: (vote) => this.consensus.onVote(vote),
+        onPeer: (peer) => this.syncer?.request(peer),
+        onRequest: (type, payload) => this.syncer?.answer(type, payload) ?? Promise.resolve(undefined),
         onStateBlock: async (block) => {
           try {
             const r = await this.statechain.submit(block);
@@ -406,6 +411,16 @@ export class LedgerNode {
       throw e;
     }
     const p2p = this.p2p;
+    this.syncer = new Syncer({
+      host: p2p,
+      ledger: this.ledger,
+      statechain: this.statechain,
+      consensus: this.consensus,
+      now: this.now,
+      log: this.log,
+    });
+    this.syncer.start();
+    for (const peer of p2p.peers()) this.syncer.request(peer.id);
     this.consensus.setSink({ broadcast: (vote, weight) => void p2p.publishVote(vote, weight) });
     this.ledger.onCommitted((batch) => {
       for (const c of batch) {

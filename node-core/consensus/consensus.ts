@@ -128,6 +128,28 @@ export class Consensus {
     return 'accept';
   }
 
+  /**
+   * A freshly signed final vote of this node's representative for a block it holds as final (for a
+   * peer catching up on history whose votes it missed); undefined when there is none to give.
+   */
+  finalVoteFor(hash: string): { vote: Vote & { signature: string }; weight: bigint } | undefined {
+    const rep = this.localRep;
+    if (!rep) return undefined;
+    const weight = this.weights().weights.get(rep.address) ?? 0n;
+    if (weight === 0n) return undefined;
+    const b = this.ledger.getBlock(hash);
+    if (!b?.finalized) return undefined;
+    const vote: Vote = {
+      rep_pub_key: rep.pubKey,
+      block_hash: hash,
+      account: b.block.account,
+      previous: b.block.previous === ZERO_HASH ? '0' : b.block.previous,
+      timestamp: this.now(),
+      final: true,
+    };
+    return { vote: signVote(vote, rep.seed), weight };
+  }
+
   /** Subscribes to commits and re-drives every account left unfinalized by a previous run. */
   start(unfinalized: Iterable<string>): void {
     this.running = true;

@@ -817,12 +817,15 @@ export class Ledger {
     return [...this.store.unfinal.getKeys({})];
   }
 
-  /** Iterates every account in address order (a snapshot of the store). */
-  *allAccounts(): Generator<[string, AccountRecord]> {
-    for (const { key, value } of this.store.accounts.getRange({})) {
+  /** Iterates every account in address order (a snapshot of the store), after `after` if given. */
+  *allAccounts(after?: string): Generator<[string, AccountRecord]> {
+    // Sub-keys sort after the record key (tag 0x00), so starting at tag 0x01 skips `after` itself.
+    const range = after === undefined ? {} : { start: accountRange(after, 'chain').start };
+    for (const { key, value } of this.store.accounts.getRange(range)) {
       if (isRecordKey(key)) yield [hex(key.subarray(0, 32)), decodeAccount(value)];
     }
   }
+
 
   *allPending(): Generator<PendingEntry> {
     for (const { key, value } of this.store.accounts.getRange({})) {

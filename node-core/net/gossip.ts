@@ -51,21 +51,17 @@ export function decodeBlockMessage(bytes: Uint8Array): Block | undefined {
  * Votes travel with PascalCase names as the reference node's are inferred to (protocol.md 8.7,
  * unconfirmed on the wire): keys and hashes as hex, the signature as base64, the weight unsigned.
  */
-export function encodeVoteMessage(v: Vote & { signature: string }, weight: bigint): Uint8Array {
-  return enc.encode(
-    stringifyJson({
-      vote: {
-        RepPubKey: v.rep_pub_key,
-        BlockHash: v.block_hash,
-        ConflictAccount: v.account,
-        ConflictPrev: v.previous,
-        Timestamp: v.timestamp,
-        Final: v.final,
-        Signature: Buffer.from(hexToBytes(v.signature, 64)).toString('base64'),
-        Weight: weight.toString(),
-      },
-    }),
-  );
+export function voteToJson(v: Vote & { signature: string }, weight: bigint): Record<string, unknown> {
+  return {
+    RepPubKey: v.rep_pub_key,
+    BlockHash: v.block_hash,
+    ConflictAccount: v.account,
+    ConflictPrev: v.previous,
+    Timestamp: v.timestamp,
+    Final: v.final,
+    Signature: Buffer.from(hexToBytes(v.signature, 64)).toString('base64'),
+    Weight: weight.toString(),
+  };
 }
 
 const VOTE_KEYS = [
@@ -79,29 +75,43 @@ const VOTE_KEYS = [
   'Weight',
 ];
 
+/** A vote object (strict: unknown keys or malformed fields give undefined). */
+export function voteFromJson(v: unknown): (Vote & { signature: string }) | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const o = v as Record<string, unknown>;
+  if (Object.keys(o).some((k) => !VOTE_KEYS.includes(k))) return undefined;
+  const prev = o.ConflictPrev;
+  if (!isHex(o.RepPubKey, 32) || !isHex(o.BlockHash, 32) || !isHex(o.ConflictAccount, 32)) return undefined;
+  if (!(prev === '0' || isHex(prev, 32))) return undefined;
+  if (typeof o.Final !== 'boolean' || typeof o.Signature !== 'string') return undefined;
+  const sig = Buffer.from(o.Signature, 'base64');
+  if (sig.length !== 64) return undefined;
+  try {
+    return {
+      rep_pub_key: o.RepPubKey,
+      block_hash: o.BlockHash,
+      account: o.ConflictAccount,
+      previous: prev as string,
+      timestamp: toBigIntField(o.Timestamp, 'i64', 'Timestamp'),
+      final: o.Final,
+      signature: bytesToHex(new Uint8Array(sig)),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+export function encodeVoteMessage(v: Vote & { signature: string }, weight: bigint): Uint8Array {
+  return enc.encode(stringifyJson({ vote: voteToJson(v, weight) }));
+}
+
 export function decodeVoteMessage(bytes: Uint8Array): (Vote & { signature: string }) | undefined {
   const t = text(bytes);
   if (t === undefined || t.length > 4096) return undefined;
   try {
-    const o = parseJson(t) as { vote?: Record<string, unknown> };
-    const v = o.vote;
-    if (!v || typeof v !== 'object' || Object.keys(o).length !== 1) return undefined;
-    if (Object.keys(v).some((k) => !VOTE_KEYS.includes(k))) return undefined;
-    const prev = v.ConflictPrev;
-    if (!isHex(v.RepPubKey, 32) || !isHex(v.BlockHash, 32) || !isHex(v.ConflictAccount, 32)) return undefined;
-    if (!(prev === '0' || isHex(prev, 32))) return undefined;
-    if (typeof v.Final !== 'boolean' || typeof v.Signature !== 'string') return undefined;
-    const sig = Buffer.from(v.Signature, 'base64');
-    if (sig.length !== 64) return undefined;
-    return {
-      rep_pub_key: v.RepPubKey,
-      block_hash: v.BlockHash,
-      account: v.ConflictAccount,
-      previous: prev as string,
-      timestamp: toBigIntField(v.Timestamp, 'i64', 'Timestamp'),
-      final: v.Final,
-      signature: bytesToHex(new Uint8Array(sig)),
-    };
+    const o = parseJson(t) as { vote?: unknown };
+    if (Object.keys(o).length !== 1) return undefined;
+    return voteFromJson(o.vote);
   } catch {
     return undefined;
   }

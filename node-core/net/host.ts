@@ -8,6 +8,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
 import type { Logger } from 'pino';
 import type { Block } from '../protocol/block.ts';
+import { type JsonPath, parseJson, stringifyJson } from '../protocol/json.ts';
 import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
 import {
@@ -40,7 +41,17 @@ export interface P2PHandlers {
   onBlock(block: Block, from: string): Promise<Verdict>;
   onVote(vote: Vote & { signature: string }, from: string): Verdict;
   onStateBlock(block: StateBlock, from: string): Promise<Verdict>;
+  /** A peer passed netcheck (a new connection to a compatible node). */
+  onPeer?(peer: string): void;
+  /** Answers a request/response message (protocol REQUEST_PROTOCOL); undefined = unknown type. */
+  onRequest?(type: string, payload: unknown, from: string): Promise<unknown>;
 }
+
+/** Request/response messages: one JSON request `{type, payload}`, one JSON answer `{type, error?, payload}`. */
+export const REQUEST_PROTOCOL = '/xe/msg/1.0.0';
+const MAX_REQUEST_BYTES = 64 * 1024;
+const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+const REQUEST_TIMEOUT_MS = 15_000;
 
 export interface P2POptions {
   privateKey: PrivateKey;
@@ -69,6 +80,25 @@ const VERDICTS: Record<Verdict, TopicValidatorResult> = {
   reject: TopicValidatorResult.Reject,
   ignore: TopicValidatorResult.Ignore,
 };
+
+/** Reads a stream to its end (the sender closes its side), refusing more than `limit` bytes. */
+async function readAll(stream: Stream, limit: number): Promise<Uint8Array | undefined> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const part = chunk.subarray();
+    size += part.length;
+    if (size > limit) return undefined;
+    parts.push(part);
+  }
+  const out = new Uint8Array(size);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
 
 async function readOnce(stream: Stream, limit: number): Promise<Uint8Array | undefined> {
   let buf = new Uint8Array(0);
@@ -151,6 +181,9 @@ export class P2PHost {
     await this.node.handle(NETCHECK_PROTOCOL, (stream, connection) =>
       this.answerNetcheck(stream, connection),
     );
+    await this.node.handle(REQUEST_PROTOCOL, (stream, connection) => this.answerRequest(stream, connection), {
+      maxInboundStreams: 8,
+    });
     this.node.addEventListener('connection:open', (e) => {
       const conn = e.detail;
       if (conn.direction === 'outbound') void this.initiateNetcheck(conn);
@@ -256,6 +289,62 @@ export class P2PHost {
         connected_at: BigInt(Date.now()) * 1_000_000n,
       });
       this.opts.log?.info({ peer, addr: conn.remoteAddr.toString() }, 'peer connected');
+      this.handlers.onPeer?.(peer);
+    }
+  }
+
+  /** Sends a request to a verified peer and returns its answer's payload (throws on error). */
+  async request<T>(
+    peer: string,
+    type: string,
+    payload: unknown,
+    opts: { raw?: (path: JsonPath) => boolean } = {},
+  ): Promise<T> {
+    const node = this.node;
+    if (!node || !this.verified.has(peer)) throw new Error(`not connected to ${peer}`);
+    const conn = node.getConnections().find((c) => c.remotePeer.toString() === peer && c.status === 'open');
+    if (!conn) throw new Error(`not connected to ${peer}`);
+    const stream = await conn.newStream(REQUEST_PROTOCOL, {
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    stream.send(new TextEncoder().encode(stringifyJson({ type, payload })));
+    await stream.close();
+    const bytes = await readAll(stream, MAX_RESPONSE_BYTES);
+    if (!bytes) throw new Error(`answer from ${peer} too large`);
+    const answer = parseJson(new TextDecoder().decode(bytes), { raw: opts.raw, maxDepth: 32 }) as {
+      type?: string;
+      error?: string;
+      payload?: unknown;
+    };
+    if (answer.error) throw new Error(`${peer} answered ${type}: ${answer.error}`);
+    return answer.payload as T;
+  }
+
+  private async answerRequest(stream: Stream, conn: Connection): Promise<void> {
+    const peer = conn.remotePeer.toString();
+    let answer: unknown;
+    try {
+      if (!this.verified.has(peer)) throw new Error('netcheck first');
+      const bytes = await readAll(stream, MAX_REQUEST_BYTES);
+      if (!bytes) throw new Error('request too large');
+      const req = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as {
+        type?: unknown;
+        payload?: unknown;
+      };
+      if (typeof req.type !== 'string') throw new Error('request without a type');
+      const payload = await this.handlers.onRequest?.(req.type, req.payload, peer);
+      answer =
+        payload === undefined
+          ? { type: req.type, error: `unknown request type ${req.type}` }
+          : { type: req.type, payload };
+    } catch (err) {
+      answer = { type: 'error', error: (err as Error).message };
+    }
+    try {
+      stream.send(new TextEncoder().encode(stringifyJson(answer)));
+      await stream.close();
+    } catch {
+      stream.abort(new Error('answer not delivered'));
     }
   }
 

@@ -94,3 +94,73 @@ describe('three nodes on loopback', () => {
     }
   });
 });
+
+describe('catching up', () => {
+  let a: TestNode;
+  beforeAll(async () => {
+    a = await startTestNode({ ...P2P });
+  });
+  afterAll(async () => {
+    await a?.stop();
+  });
+
+  async function blockCount(t: TestNode): Promise<number> {
+    return (await t.client.node()).block_count;
+  }
+
+  async function allFinal(t: TestNode): Promise<boolean> {
+    const r = await t.client.get<{ unfinalized_positions: number }>('/ready').catch(() => undefined);
+    return r?.unfinalized_positions === 0;
+  }
+
+  it('a node started after 1,000 blocks syncs them all and finalizes them', async () => {
+    const wallets = await Promise.all(Array.from({ length: 10 }, () => a.wallet()));
+    await Promise.all(
+      wallets.map(async (w, i) => {
+        await w.claim(1_000_000n);
+        for (let k = 0; k < 99; k++) await w.send(wallets[(i + 1) % wallets.length]!.address, 1n);
+      }),
+    );
+    expect(await blockCount(a)).toBe(1001);
+    const late = await startTestNode({
+      ...P2P,
+      genesisDir: join(a.dataDir, 'genesis'),
+      dial: [await listenAddr(a)],
+    });
+    try {
+      await waitFor(async () => (await blockCount(late)) === 1001, 60_000, 'sync of 1,000 blocks');
+      await waitFor(() => allFinal(late), 30_000, 'finality of synced blocks');
+      for (const w of wallets.slice(0, 3)) {
+        expect(await late.client.balances(w.address)).toEqual(await a.client.balances(w.address));
+      }
+      const progress = (await late.client.get<{ sync: { blocks_left: number; rounds: number } }>('/node'))
+        .sync;
+      expect(progress.blocks_left).toBe(0);
+      expect(progress.rounds).toBeGreaterThan(0);
+    } finally {
+      await late.stop();
+    }
+  }, 120_000);
+
+  it('a node killed and restarted rejoins and catches up', async () => {
+    const genesisDir = join(a.dataDir, 'genesis');
+    const b = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(a)] });
+    await waitFor(async () => (await blockCount(b)) === (await blockCount(a)), 60_000, 'initial sync');
+    await b.stop({ keepData: true });
+    const w = await a.wallet();
+    await w.claim(10_000n);
+    for (let k = 0; k < 20; k++) await w.send(a.keys.treasury.address, 1n);
+    const b2 = await startTestNode({ ...P2P, dataDir: b.dataDir, genesisDir, dial: [await listenAddr(a)] });
+    try {
+      await waitFor(
+        async () => (await blockCount(b2)) === (await blockCount(a)),
+        30_000,
+        'catch-up after restart',
+      );
+      await waitFor(() => allFinal(b2), 30_000, 'finality after restart');
+      expect(await b2.client.balances(w.address)).toEqual(await a.client.balances(w.address));
+    } finally {
+      await b2.stop();
+    }
+  }, 120_000);
+});
