@@ -133,8 +133,9 @@ export class Syncer {
         try {
           await statechain.submit(decodeStateBlock(raw));
         } catch (e) {
-          if (e instanceof StateChainError)
-            throw new Error(`peer sent a state block we refuse: ${e.message}`);
+          if (e instanceof StateChainError) {
+            throw new Error(`peer sent a state block we refuse: ${e.message}`, { cause: e });
+          }
           throw e;
         }
       }
