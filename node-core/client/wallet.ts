@@ -104,9 +104,21 @@ export class Wallet {
     this.balances[block.asset] = block.balance;
   }
 
+  /**
+   * Delegates this account's XE weight to a representative (an address). Delegation rides on a
+   * block, so it takes effect with the account's next block.
+   */
+  delegateTo(representative: string): void {
+    this.nextRepresentative = representative;
+  }
+
+  private nextRepresentative: string | undefined;
+
   private write(fields: Omit<Block, 'account' | 'previous' | 'timestamp'>): Promise<Block> {
     const run = async () => {
-      const block = await this.prepare(fields);
+      const rep = this.nextRepresentative;
+      const block = await this.prepare(rep ? { ...fields, representative: rep } : fields);
+      if (rep === this.nextRepresentative) this.nextRepresentative = undefined;
       await this.client.submit(block);
       this.advance(block);
       return block;

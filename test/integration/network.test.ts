@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
 /**
  * Several real nodes on loopback, each with its own LMDB and libp2p host, sharing one genesis:
@@ -163,4 +163,53 @@ describe('catching up', () => {
       await b2.stop();
     }
   }, 120_000);
+});
+
+describe('two representatives', () => {
+  it('reach quorum together when neither holds 67% alone', async () => {
+    const a = await startTestNode({ ...P2P });
+    const b = await startTestNode({
+      ...P2P,
+      genesisDir: join(a.dataDir, 'genesis'),
+      dial: [await listenAddr(a)],
+    });
+    try {
+      await waitFor(async () => (await peerCount(a)) === 1, 10_000, 'peers');
+      const bRep = (await b.client.node()).address;
+      // 20M of the 42M XE move to an account that delegates to B's representative: A keeps 52%.
+      const treasury = await a.wallet(seedOf(a.keys.treasury.seed_hex));
+      const holder = await a.wallet();
+      const big = await treasury.send(holder.address, 20_000_000_000_000n);
+      holder.delegateTo(bRep);
+      await holder.receive({
+        hash: big.hash!,
+        from: treasury.address,
+        amount: big.amount!,
+        asset: 'XE',
+        timestamp: big.timestamp,
+      });
+      await waitFor(
+        async () =>
+          (await b.client.get<{ weights: Record<string, string> }>('/delegation')).weights[bRep] ===
+          '20000000000000',
+        10_000,
+        'delegation on B',
+      );
+      const w = await a.wallet();
+      const claim = await w.claim(1_000n);
+      for (const t of [a, b])
+        await waitFor(() => finalizedOn(t, claim.hash!), 15_000, 'finality with two representatives');
+      // Neither alone holds the quorum: both votes were needed.
+      const d = await a.client.get<{ weights: Record<string, string>; total_weight: string }>('/delegation');
+      expect(Object.keys(d.weights).sort()).toEqual([(await a.client.node()).address, bRep].sort());
+      expect(BigInt(d.weights[bRep]!) * 100n < BigInt(d.total_weight) * 67n).toBe(true);
+      // Without B's votes, A's 52% is not a quorum: a new block stays unfinalized.
+      await b.stop({ keepData: true });
+      const lonely = await w.claim(1_000n);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await finalizedOn(a, lonely.hash!)).toBe(false);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
 });
