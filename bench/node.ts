@@ -27,13 +27,13 @@ import { spawnNode } from './spawn-node.ts';
 /** Proof of work for the ingest run: cheap to pre-solve, but verified by the node like any other. */
 const BENCH_DIFFICULTY = 0xf000000000000000n;
 
-interface Key {
+export interface Key {
   seed: Uint8Array;
   pub: string;
   address: string;
 }
 
-function fastKey(): Key {
+export function fastKey(): Key {
   const seed = randomBytes(32);
   const priv = createPrivateKey({
     key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]),
@@ -49,7 +49,7 @@ function fastKey(): Key {
 }
 
 /** Signs, hashes and solves a block with the node's fast paths (pre-building thousands of blocks). */
-function seal(b: Block, key: Key, networkId: string, difficulty: bigint): Block {
+export function seal(b: Block, key: Key, networkId: string, difficulty: bigint): Block {
   const hash = blockHashBytesNode(b, networkId);
   const nonce = difficulty === 0n ? 0n : solvePowJs(hash, difficulty)!.nonce;
   return {
@@ -61,7 +61,13 @@ function seal(b: Block, key: Key, networkId: string, difficulty: bigint): Block 
 }
 
 /** One account's chain: a claim that opens it, then sends of 1 micro-unit to random addresses. */
-function buildChain(key: Key, blocks: number, networkId: string, t0: bigint, difficulty: bigint): string[] {
+export function buildChain(
+  key: Key,
+  blocks: number,
+  networkId: string,
+  t0: bigint,
+  difficulty: bigint,
+): string[] {
   const out: string[] = [];
   let balance = 1_000_000_000n;
   let prev = seal(

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
- * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node)
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network)
  */
 import { availableParallelism, cpus } from 'node:os';
 
@@ -11,6 +11,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   crypto: () => import('./crypto.ts'),
   pow: () => import('./pow.ts'),
   node: () => import('./node.ts'),
+  network: () => import('./network.ts'),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -9,7 +9,7 @@ import { createApiServer } from './api/server.ts';
 import { buildRoutes } from './api/routes/index.ts';
 import { registerUi, UI_PATH } from './api/ui-static.ts';
 import { Consensus } from './consensus/consensus.ts';
-import { verifyBytesNode } from './fastpath/ed25519.ts';
+import { signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
 import {
   createDevnet,
@@ -186,6 +186,7 @@ export class LedgerNode {
         },
         now: this.now,
         verify: verifyBytesNode,
+        sign: signBytesNode,
         onError: (err) => this.log?.error({ err }, 'finalization failed'),
       });
       this.consensus.start(this.ledger.unfinalizedAccounts());
@@ -431,19 +432,33 @@ export class LedgerNode {
     this.statechain.onCommitted((block) => void p2p.publishStateBlock(block));
   }
 
-  /** A block from a peer: accepted ones are relayed; deterministic failures lower the sender's score. */
+  /**
+   * A block from a peer. It is relayed once it passes the checks that need no ledger state but its
+   * signer's key (hash, proof of work, clock, signature): waiting for the durable commit here would
+   * make the gossip validator, and so every message behind it, as slow as a disk flush. The block is
+   * then applied like any other; deterministic failures lower the sender's score.
+   */
   private async blockFromPeer(block: Parameters<Ledger['submit']>[0]): Promise<Verdict> {
-    if (block.hash) this.fromGossip.add(block.hash);
+    if (!block.hash || this.ledger.getBlock(block.hash)) return 'ignore';
     try {
-      const r = await this.ledger.submit(block, { live: true });
-      if (r.status === 'accepted') return 'accept';
-      if (block.hash) this.fromGossip.delete(block.hash);
-      return 'ignore';
+      await this.ledger.precheck(block, { live: true });
     } catch (e) {
-      if (block.hash) this.fromGossip.delete(block.hash);
       if (e instanceof LedgerError) return e.retryable ? 'ignore' : 'reject';
       return 'reject';
     }
+    this.fromGossip.add(block.hash);
+    this.ledger.submit(block, { live: true }).then(
+      (r) => {
+        if (r.status !== 'accepted') this.fromGossip.delete(block.hash!);
+      },
+      (e: unknown) => {
+        this.fromGossip.delete(block.hash!);
+        // A dependency not here yet: a sync round fetches what is missing.
+        if (e instanceof LedgerError && e.retryable) this.syncer?.requestAny();
+        else this.log?.debug({ hash: block.hash, err: (e as Error).message }, 'gossiped block refused');
+      },
+    );
+    return 'accept';
   }
 
   /** Parsed JSON of a state-chain value, or undefined. */

@@ -44,6 +44,8 @@ export interface ConsensusDeps {
   now: () => bigint;
   /** Signature check of remote votes (node:crypto's in the node). */
   verify?: Verifier;
+  /** Signer of this node's votes (node:crypto's in the node). */
+  sign?: (message: Uint8Array, seed: Uint8Array) => Uint8Array;
   onError?: (err: unknown) => void;
 }
 
@@ -65,6 +67,7 @@ export class Consensus {
   private readonly localRep: LocalRepresentative | undefined;
   private sink: VoteSink | undefined;
   private readonly verify: Verifier | undefined;
+  private readonly sign: ((message: Uint8Array, seed: Uint8Array) => Uint8Array) | undefined;
   /** Remote votes by block hash: representative address -> true once its vote is final. */
   private readonly remote = new Map<string, Map<string, boolean>>();
   /** Votes already counted (rep key, hash, phase), so duplicates are neither counted nor relayed. */
@@ -91,6 +94,7 @@ export class Consensus {
     this.localRep = deps.localRep;
     this.sink = deps.sink;
     this.verify = deps.verify;
+    this.sign = deps.sign;
     this.now = deps.now;
     this.onError = deps.onError ?? (() => {});
   }
@@ -147,7 +151,7 @@ export class Consensus {
       timestamp: this.now(),
       final: true,
     };
-    return { vote: signVote(vote, rep.seed), weight };
+    return { vote: signVote(vote, rep.seed, this.sign), weight };
   }
 
   /** Subscribes to commits and re-drives every account left unfinalized by a previous run. */
@@ -200,13 +204,7 @@ export class Consensus {
       this.stats.last_finality_ns = this.now();
       const rep = this.localRep!;
       for (const c of finalized) {
-        this.emit({
-          rep,
-          hash: c.block.hash,
-          account: c.block.account,
-          previous: c.block.previous,
-          final: false,
-        });
+        // One final vote says it all: receivers count a final vote as a converge vote too.
         this.emit({
           rep,
           hash: c.block.hash,
@@ -303,7 +301,7 @@ export class Consensus {
       final: v.final,
     };
     const weight = this.weights().weights.get(v.rep.address) ?? 0n;
-    this.sink.broadcast(signVote(vote, v.rep.seed), weight);
+    this.sink.broadcast(signVote(vote, v.rep.seed, this.sign), weight);
   }
 
   private decide(account: string, height: number): void {

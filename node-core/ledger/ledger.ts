@@ -119,6 +119,8 @@ export class Ledger {
   private readonly inflight = new Map<string, Promise<SubmitResult>>();
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
   private readonly openingKeys = new Map<string, string>();
+  /** Blocks whose signature was verified by `precheck` (bounded, oldest dropped first). */
+  private readonly prechecked = new Map<string, true>();
   private readonly listeners: CommitListener[] = [];
   private inlineFinality: InlineFinality | undefined;
   /** Writes waiting for the next group transaction. */
@@ -196,25 +198,46 @@ export class Ledger {
     return p;
   }
 
+  /**
+   * The checks a block must pass before a node relays it to its peers: everything that needs no
+   * ledger state but the signer's key (hash, key declaration, proof of work, clock, signature).
+   * A block that passes is remembered, so its later submission does not verify the signature again.
+   */
+  async precheck(block: Block, opts: SubmitOptions): Promise<void> {
+    if (!block.hash) throw new LedgerError('hash_missing', 'hash is required');
+    const hashBytes = this.checkStateless(block as SignedBlock, opts);
+    await this.checkSignature(block as SignedBlock, hashBytes);
+    if (this.prechecked.size >= 10_000) this.prechecked.delete(this.prechecked.keys().next().value!);
+    this.prechecked.set(block.hash, true);
+  }
+
+  /** Verifies a single-key block's signature; returns the key it was checked against. */
+  private async checkSignature(block: SignedBlock, hashBytes: Uint8Array): Promise<string | undefined> {
+    if (block.signatures) return undefined; // multisig: checked against the keyset in the group
+    if (!block.signature) throw new LedgerError('signature_missing', 'signature is required');
+    let keyUsed: string;
+    if (block.previous === ZERO_HASH && block.type !== 'multisig_open') keyUsed = block.pub_key!;
+    else {
+      const acct = this.getAccount(block.account);
+      if (acct?.keyset) throw new LedgerError('multisig', 'a multisig account needs signatures');
+      const key = acct?.pub_key ?? this.openingKeys.get(block.account);
+      if (!key) throw new LedgerError('unopened_account', `unopened account ${block.account}`);
+      keyUsed = key;
+    }
+    if (this.prechecked.get(block.hash) === true) return keyUsed;
+    const ok = await this.verifier.verify(hexToBytes(block.signature), hashBytes, hexToBytes(keyUsed));
+    if (!ok) throw new LedgerError('invalid_signature', 'invalid signature');
+    return keyUsed;
+  }
+
   private async process(block: SignedBlock, opts: SubmitOptions): Promise<SubmitResult> {
     const hashBytes = this.checkStateless(block, opts);
     const stored = this.readBlock(block.hash);
     if (stored !== undefined) return { status: 'duplicate', block, height: stored.height };
 
     const opening = block.previous === ZERO_HASH;
-    let keyUsed: string | undefined;
-    if (!block.signatures) {
-      if (!block.signature) throw new LedgerError('signature_missing', 'signature is required');
-      if (opening && block.type !== 'multisig_open') keyUsed = block.pub_key!;
-      else {
-        const acct = this.getAccount(block.account);
-        if (acct?.keyset) throw new LedgerError('multisig', 'a multisig account needs signatures');
-        keyUsed = acct?.pub_key ?? this.openingKeys.get(block.account);
-        if (!keyUsed) throw new LedgerError('unopened_account', `unopened account ${block.account}`);
-      }
-      const ok = await this.verifier.verify(hexToBytes(block.signature), hashBytes, hexToBytes(keyUsed));
-      if (!ok) throw new LedgerError('invalid_signature', 'invalid signature');
-    }
+    const keyUsed = await this.checkSignature(block, hashBytes);
+    this.prechecked.delete(block.hash);
 
     const declares = opening && !block.signatures && block.pub_key !== undefined;
     if (declares && !this.openingKeys.has(block.account)) this.openingKeys.set(block.account, block.pub_key!);
@@ -825,7 +848,6 @@ export class Ledger {
       if (isRecordKey(key)) yield [hex(key.subarray(0, 32)), decodeAccount(value)];
     }
   }
-
 
   *allPending(): Generator<PendingEntry> {
     for (const { key, value } of this.store.accounts.getRange({})) {

@@ -8,6 +8,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
 import type { Logger } from 'pino';
 import type { Block } from '../protocol/block.ts';
+import { sha256Node } from '../fastpath/block-hash.ts';
 import { type JsonPath, parseJson, stringifyJson } from '../protocol/json.ts';
 import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
@@ -171,9 +172,15 @@ export class P2PHost {
       },
       services: {
         identify: identify(),
+        // Payloads authenticate themselves (blocks by their accounts' keys, votes by their
+        // representatives'), so gossip messages are not signed again per hop: signing and checking
+        // every message at every node cost more than the ledger work. A message's id is its
+        // content's hash, so the same block or vote from two peers is one message.
         pubsub: gossipsub({
           allowPublishToZeroTopicPeers: true,
           emitSelf: false,
+          globalSignaturePolicy: 'StrictNoSign',
+          msgIdFn: (msg) => sha256Node(msg.data),
           maxInboundDataLength: MAX_GOSSIP_BYTES + 1024,
         }),
       },

@@ -84,6 +84,19 @@ export class Syncer {
     if (this.timer) clearInterval(this.timer);
   }
 
+  /** Queues a round with some peer soon (a gap was noticed), at most one such request at a time. */
+  requestAny(): void {
+    if (this.anyPending) return;
+    this.anyPending = true;
+    setTimeout(() => {
+      this.anyPending = false;
+      const peer = this.d.host.peers()[0];
+      if (peer) this.request(peer.id);
+    }, 1000).unref();
+  }
+
+  private anyPending = false;
+
   /** Queues a round with a peer (rounds run one at a time). */
   request(peer: string): void {
     if (!this.queue.includes(peer)) this.queue.push(peer);

@@ -32,8 +32,13 @@ export function voteMessage(v: Vote): Uint8Array {
   return out;
 }
 
-export function signVote(v: Vote, seed: Uint8Array): Vote & { signature: string } {
-  return { ...v, signature: bytesToHex(signBytes(voteMessage(v), seed)) };
+/** Signs a vote; `sign` lets the node use its native signer (same signatures: Ed25519 is deterministic). */
+export function signVote(
+  v: Vote,
+  seed: Uint8Array,
+  sign: (message: Uint8Array, seed: Uint8Array) => Uint8Array = signBytes,
+): Vote & { signature: string } {
+  return { ...v, signature: bytesToHex(sign(voteMessage(v), seed)) };
 }
 
 export function verifyVote(v: Vote, verify: Verifier = verifyBytes): boolean {
