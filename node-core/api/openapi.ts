@@ -1,11 +1,15 @@
 import { STATUS_CODES } from 'node:http';
+import { API_VERSION, PROXY_BASE, PROXY_ERROR_CODES } from './proxy.ts';
 import { pathParamNames, toContractPath } from './route-table.ts';
 import type { JsonSchema, RouteDef } from './route-table.ts';
 
 /**
- * The OpenAPI 3.1 document of the API, generated from the route table (served at `GET /openapi.json`)
- * so that client generators and humans see exactly the routes the server registers.
+ * The OpenAPI 3.1 documents of the API, generated from the route table so that client generators and
+ * humans see exactly the routes the server registers: the node form at `GET /openapi.json`, the proxy
+ * form (decisions D11; its own error schema and headers, server `/api/v1`) at `GET /api/v1/openapi.json`.
  */
+export type ApiForm = 'node' | 'proxy';
+
 export interface OpenApiInfo {
   title: string;
   version: string;
@@ -32,11 +36,15 @@ export interface OpenApiOperation {
 export interface OpenApiDocument {
   openapi: '3.1.0';
   info: OpenApiInfo;
+  /** Proxy form only: the base the paths are relative to. */
+  servers?: { url: string; description?: string }[];
   paths: Record<string, Record<string, OpenApiOperation>>;
   components: {
     schemas: Record<string, JsonSchema>;
     responses: Record<string, unknown>;
     securitySchemes: Record<string, unknown>;
+    /** Proxy form only: the headers every proxy response carries. */
+    headers?: Record<string, unknown>;
   };
 }
 
@@ -51,35 +59,103 @@ const ERROR_SCHEMA: JsonSchema = {
   },
 };
 
+/** The contract's proxy error body (Errors, proxy form). */
+export const PROXY_ERROR_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'status', 'message', 'hint', 'docs', 'openapi'],
+      properties: {
+        code: { type: 'string', enum: [...PROXY_ERROR_CODES], description: 'snake_case machine code' },
+        status: { type: 'integer', description: 'the HTTP status' },
+        message: { type: 'string', description: 'what happened' },
+        hint: { type: 'string', description: 'what to do next' },
+        docs: { type: 'string', description: 'link to the discovery document' },
+        openapi: { type: 'string', description: 'link to this document' },
+        retryable: { type: 'boolean', description: 'block rejections only: whether a retry may succeed' },
+        upstream: { type: 'object', description: 'present when the node answered with a non-JSON error' },
+      },
+    },
+  },
+};
+
+const integerHeader = (description: string): unknown => ({ description, schema: { type: 'integer' } });
+
+/** Headers of every proxy response (Retry-After: 429 only). */
+const PROXY_HEADERS: Record<string, unknown> = {
+  'X-API-Version': {
+    description: 'major version of the API',
+    schema: { type: 'string', const: String(API_VERSION) },
+  },
+  'RateLimit-Policy': {
+    description: 'quota in force for this request class: "<requests>;w=<window seconds>"',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: 'this client\'s quota: "limit=<n>, remaining=<n>, reset=<seconds until full>"',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Limit': integerHeader('requests per window (legacy form)'),
+  'RateLimit-Remaining': integerHeader('requests left (legacy form)'),
+  'RateLimit-Reset': integerHeader('seconds until the quota is full again (legacy form)'),
+  'Retry-After': integerHeader('seconds to wait before retrying (429 only)'),
+};
+const PROXY_RESPONSE_HEADERS = Object.fromEntries(
+  Object.keys(PROXY_HEADERS)
+    .filter((h) => h !== 'Retry-After')
+    .map((h) => [h, { $ref: `#/components/headers/${h}` }]),
+);
+
 const errorRef = (description: string): unknown => ({
   description,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 });
 
-export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): OpenApiDocument {
+/** The node form's document by default; `form: 'proxy'` gives the proxy form's (same routes, relative to `/api/v1`). */
+export function buildOpenApi(
+  routes: readonly RouteDef[],
+  info: OpenApiInfo,
+  form: ApiForm = 'node',
+): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   for (const route of routes) {
     const path = toContractPath(route.path, route.wildcardName);
     const ops = (paths[path] ??= {});
-    ops[route.method.toLowerCase()] = operationOf(route);
+    ops[route.method.toLowerCase()] = operationOf(route, form);
+  }
+  if (form === 'node') {
+    return {
+      openapi: '3.1.0',
+      info,
+      paths,
+      components: {
+        schemas: { Error: ERROR_SCHEMA },
+        responses: { Error: errorRef('error (node form)') },
+        securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer' } },
+      },
+    };
   }
   return {
     openapi: '3.1.0',
     info,
+    servers: [{ url: PROXY_BASE, description: `proxy form, API version ${API_VERSION}` }],
     paths,
     components: {
-      schemas: { Error: ERROR_SCHEMA },
-      responses: { Error: errorRef('error (node form)') },
+      schemas: { Error: PROXY_ERROR_SCHEMA },
+      responses: { Error: errorResponse('proxy', 'error (proxy form)') },
       securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer' } },
+      headers: PROXY_HEADERS,
     },
   };
 }
 
-function operationOf(route: RouteDef): OpenApiOperation {
+function operationOf(route: RouteDef, form: ApiForm): OpenApiOperation {
   const op: OpenApiOperation = {
     operationId: operationId(route),
     summary: route.description,
-    responses: responsesOf(route),
+    responses: responsesOf(route, form),
   };
   const parameters = [...pathParameters(route), ...queryParameters(route.schema?.querystring)];
   if (parameters.length > 0) op.parameters = parameters;
@@ -140,24 +216,41 @@ function queryParameters(schema: JsonSchema | undefined): OpenApiParameter[] {
   );
 }
 
-function responsesOf(route: RouteDef): Record<string, unknown> {
+function responsesOf(route: RouteDef, form: ApiForm): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   const declared = route.schema?.response ?? {};
   for (const [status, schema] of Object.entries(declared)) {
-    responses[status] = {
-      description: STATUS_CODES[Number(status)] ?? 'response',
-      content: { 'application/json': { schema } },
-    };
+    const description = STATUS_CODES[Number(status)] ?? 'response';
+    // Routes declare their errors in the node form; the proxy form wraps every error its own way.
+    responses[status] =
+      form === 'proxy' && Number(status) >= 400
+        ? { $ref: '#/components/responses/Error' }
+        : withHeaders(form, { description, content: { 'application/json': { schema } } });
   }
   if (Object.keys(responses).length === 0) {
-    responses['200'] = { description: 'OK', content: { 'application/json': { schema: {} } } };
+    responses['200'] = withHeaders(form, {
+      description: 'OK',
+      content: { 'application/json': { schema: {} } },
+    });
   }
   if (route.auth === 'admin') {
-    responses['401'] ??= errorRef('invalid or missing admin token');
-    responses['403'] ??= errorRef('operator endpoint disabled: no admin token configured');
+    responses['401'] ??= errorResponse(form, 'invalid or missing admin token');
+    responses['403'] ??= errorResponse(form, 'operator endpoint disabled: no admin token configured');
   }
-  responses['429'] ??= errorRef('rate limit exceeded');
+  responses['429'] ??= errorResponse(form, 'rate limit exceeded', { 'Retry-After': RETRY_AFTER_REF });
   responses['4XX'] ??= { $ref: '#/components/responses/Error' };
   responses['5XX'] ??= { $ref: '#/components/responses/Error' };
   return responses;
+}
+
+const RETRY_AFTER_REF = { $ref: '#/components/headers/Retry-After' };
+
+/** An error response; the proxy form's carries its headers (and `extra` ones). */
+function errorResponse(form: ApiForm, description: string, extra: Record<string, unknown> = {}): unknown {
+  const response = errorRef(description) as Record<string, unknown>;
+  return form === 'proxy' ? { ...response, headers: { ...PROXY_RESPONSE_HEADERS, ...extra } } : response;
+}
+
+function withHeaders(form: ApiForm, response: Record<string, unknown>): Record<string, unknown> {
+  return form === 'proxy' ? { ...response, headers: PROXY_RESPONSE_HEADERS } : response;
 }

@@ -34,6 +34,33 @@ export interface RateLimitOptions {
 
 export type TakeResult = { readonly ok: true } | { readonly ok: false; readonly retryAfterSeconds: number };
 
+/**
+ * A client's standing in one class, as the proxy form's `RateLimit*` headers report it. A bucket of
+ * `limit` tokens refilling at `limit / windowSeconds` per second is the quota "`limit` requests per
+ * `windowSeconds`" (the defaults: reads 1000 per 5 s, writes 50 per 5 s, probes 100 per 5 s).
+ */
+export interface RateQuota {
+  /** Requests per window: the bucket size. */
+  readonly limit: number;
+  /** Seconds a drained bucket takes to refill (burst / rate), rounded up. */
+  readonly windowSeconds: number;
+  /** Whole requests the client may send right now. */
+  readonly remaining: number;
+  /** Seconds until the bucket is full again; 0 when it is full. */
+  readonly resetSeconds: number;
+}
+
+/** The quota of a bucket of `rate` holding `tokens` (a full bucket when `tokens` is omitted). */
+export function quotaOf(rate: BucketRate, tokens: number = rate.burst): RateQuota {
+  const missing = rate.burst - tokens;
+  return {
+    limit: Math.floor(rate.burst),
+    windowSeconds: Math.ceil(rate.burst / rate.perSecond),
+    remaining: Math.max(0, Math.floor(tokens)),
+    resetSeconds: missing <= 0 ? 0 : Math.ceil(missing / rate.perSecond),
+  };
+}
+
 interface Bucket {
   tokens: number;
   /** When `tokens` was last brought up to date (ms). */
@@ -105,6 +132,18 @@ export class RateLimiter {
     }
     const seconds = (1 - bucket.tokens) / rate.perSecond;
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(seconds)) };
+  }
+
+  /**
+   * What `ip` has left in class `cls` now, without spending a token or tracking a new client (an
+   * unknown client has a full bucket). Reading it right after `take` gives the `RateLimit*` headers.
+   */
+  quota(ip: string, cls: RateClass): RateQuota {
+    const rate = this.rates[cls];
+    const bucket = this.clients.get(ip)?.[cls];
+    if (bucket === undefined) return quotaOf(rate);
+    const elapsed = Math.max(0, this.now() - bucket.at);
+    return quotaOf(rate, Math.min(rate.burst, bucket.tokens + (elapsed * rate.perSecond) / 1000));
   }
 
   /** Drops clients whose every bucket has refilled (they are indistinguishable from new ones). */

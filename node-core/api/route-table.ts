@@ -68,6 +68,29 @@ export interface RouteDef<T extends RouteTypes = RouteTypes> {
    * with `reply.code()` (default 200). Throw ApiError for failures. Returning undefined sends no body.
    */
   handler(req: ApiRequest<T>, reply: FastifyReply): Promise<unknown>;
+  /**
+   * How the route differs in the proxy form (decisions D11), served under `/api/v1` and `/api`.
+   * Without it the route is served there as is; the proxy's error wrapping and headers apply anyway.
+   */
+  readonly proxy?: ProxyForm<T>;
+}
+
+/** A route's proxy-form adaptation: everything optional, anything left out is the node form's. */
+export interface ProxyForm<T extends RouteTypes = RouteTypes> {
+  /** Manifest, discovery and OpenAPI line of the proxy form, when its answer differs. */
+  readonly description?: string;
+  /**
+   * Schema parts that replace the node form's, part by part (`response` as a whole): validation of
+   * params and query, and the proxy OpenAPI document.
+   */
+  readonly schema?: RouteSchema;
+  /** Answers instead of the node handler (e.g. 200 with an empty value where the node says 404). */
+  handler?(req: ApiRequest<T>, reply: FastifyReply): Promise<unknown>;
+  /**
+   * Reshapes the body returned by `handler` if given, else by the node handler (thrown errors are
+   * wrapped as proxy errors, never passed here; nor is an answer the handler sent itself).
+   */
+  transform?(body: unknown, req: ApiRequest<T>, reply: FastifyReply): unknown;
 }
 
 export interface ManifestEntry {

@@ -6,6 +6,17 @@ import { parseJson, RawJson, stringifyJson } from '../protocol/json.ts';
 import type { JsonValue } from '../protocol/json.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { buildOpenApi } from './openapi.ts';
+import {
+  API_VERSION_HEADER,
+  discoveryDocument,
+  discoveryEndpoints,
+  isProxyPath,
+  nominalRateLimitHeaders,
+  proxyErrorBody,
+  proxyMounts,
+  proxyRouteOf,
+  rateLimitHeadersAfter,
+} from './proxy.ts';
 import { clientIp, RateLimiter } from './rate-limit.ts';
 import type { RateLimitOptions } from './rate-limit.ts';
 import { buildManifest, createMethodIndex, defineRoutes, rateClassOf } from './route-table.ts';
@@ -15,8 +26,10 @@ import type { SecurityOptions } from './security.ts';
 
 /**
  * The node's HTTP server: fastify driven by the route table, with our lossless JSON on both sides,
- * every error in the node form, and the D10 protections (Host check, CORS, admin token) plus rate
- * limits applied before any route code runs. Knows nothing about the ledger.
+ * and the D10 protections (Host check, CORS, admin token) plus rate limits applied before any route
+ * code runs. Every table route is served twice (decisions D11): in the node form at its path, and in
+ * the proxy form under `/api/v1` and `/api` (see proxy.ts), each with its own error shape, chosen by
+ * the request's path in sendError. Knows nothing about the ledger.
  */
 export interface ApiServerOptions {
   routes: readonly RouteDef[];
@@ -99,10 +112,23 @@ export function serializeJson(value: unknown, pretty = false): string {
   return pretty ? indentJson(compact) : compact;
 }
 
-function sendError(reply: FastifyReply, err: ApiError, pretty: boolean): FastifyReply {
+/**
+ * The one place an error becomes a response: in the proxy form (`/api/...`) or the node form,
+ * according to the request's path, whatever noticed the error (router, hook, parser, handler).
+ */
+function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  err: ApiError,
+  pretty: boolean,
+): FastifyReply {
   reply.code(err.status);
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
-  return reply.type(JSON_CONTENT_TYPE).send(serializeJson(err.toBody(), pretty));
+  const proxy = isProxyPath(pathOf(request.url));
+  // Errors raised before the onRequest hook (a malformed URL) did not get the header there.
+  if (proxy) reply.headers(API_VERSION_HEADER);
+  const body = proxy ? proxyErrorBody(err) : err.toBody();
+  return reply.type(JSON_CONTENT_TYPE).send(serializeJson(body, pretty));
 }
 
 // Rejects bytes that are not UTF-8 instead of turning them into U+FFFD (a signed payload would then
@@ -186,8 +212,33 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     },
   ];
   // Re-checked here even if the caller used defineRoutes: also catches a clash with the built-ins.
-  const allRoutes = defineRoutes(builtins, opts.routes);
-  const openapi = buildOpenApi(allRoutes, { title: info.name, version: info.version });
+  const nodeRoutes = defineRoutes(builtins, opts.routes);
+  const openapi = buildOpenApi(nodeRoutes, { title: info.name, version: info.version });
+
+  // The proxy form: the same table with each route's proxy adaptation, paths relative to the base.
+  const proxyBuiltins: RouteDef[] = [
+    {
+      method: 'GET',
+      path: '/',
+      description: 'discovery: identity, versioning policy and every endpoint with its auth class',
+      auth: 'none',
+      pretty: true,
+      handler: async () => discoveryDocument(info, endpoints, opts.manifestExtra?.()),
+    },
+    {
+      method: 'GET',
+      path: '/openapi.json',
+      description: 'the OpenAPI 3.1 document of the proxy form',
+      auth: 'none',
+      handler: async () => proxyOpenapi,
+    },
+  ];
+  const proxyRoutes = defineRoutes(proxyBuiltins, opts.routes.map(proxyRouteOf));
+  const endpoints = discoveryEndpoints(proxyRoutes);
+  const proxyOpenapi = buildOpenApi(proxyRoutes, { title: info.name, version: info.version }, 'proxy');
+
+  // Checked as one table: a node route under /api would clash with the proxy form.
+  const allRoutes = defineRoutes(nodeRoutes, proxyRoutes.flatMap(proxyMounts));
   const methodsAt = createMethodIndex(allRoutes);
   // Created once the table is known good, so a rejected table leaves no sweep timer behind.
   const limiter = opts.rateLimit === false ? undefined : new RateLimiter(opts.rateLimit);
@@ -202,14 +253,14 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     http: { requireHostHeader: false },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Errors the router raises before any hook runs (a bad %-escape, an overlong parameter).
-    frameworkErrors: (err, _request, reply) => {
+    frameworkErrors: (err, request, reply) => {
       const e =
         err.code === 'FST_ERR_BAD_URL'
           ? ApiError.badRequest('malformed URL')
           : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
             ? ApiError.badRequest('path parameter too long')
             : toApiError(err);
-      sendError(reply as FastifyReply, e, false);
+      sendError(request as FastifyRequest, reply as FastifyReply, e, false);
     },
     clientErrorHandler: answerClientError,
   });
@@ -236,7 +287,13 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   // Runs for every request, matched or not, before the body is read. Order matters: the Host check
   // comes first so a rebinding page learns nothing (not even CORS headers); preflights are answered
   // before rate limiting; the admin check comes last so failed attempts still spend tokens.
+  //
+  // Proxy-form requests (`/api/...`) also get `X-API-Version` on every answer, and the `RateLimit*`
+  // headers on every answer that got past the Host check (with limits off, a full default quota; see
+  // nominalRateLimitHeaders). Both forms spend the same per-client buckets.
   app.addHook('onRequest', async (request, reply) => {
+    const proxy = isProxyPath(pathOf(request.url));
+    if (proxy) reply.headers(API_VERSION_HEADER);
     const hostError = security.checkHost(request.headers.host, request.raw.httpVersion);
     if (hostError !== undefined) throw hostError;
     const cors = security.corsHeaders(request.headers.origin);
@@ -244,11 +301,13 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     if (request.method === 'OPTIONS') return reply.code(204).send();
     const meta = metaOf(request);
     if (meta?.noStore === true) reply.header('cache-control', 'no-store');
+    const rateClass = meta?.rateClass ?? rateClassOf(request.method, pathOf(request.url));
     if (limiter !== undefined) {
-      const rateClass = meta?.rateClass ?? rateClassOf(request.method, pathOf(request.url));
-      const taken = limiter.take(clientIp(request.socket.remoteAddress, request.headers), rateClass);
+      const ip = clientIp(request.socket.remoteAddress, request.headers);
+      const taken = limiter.take(ip, rateClass);
+      if (proxy) reply.headers(rateLimitHeadersAfter(limiter, ip, rateClass, taken));
       if (!taken.ok) throw ApiError.rateLimited(taken.retryAfterSeconds);
-    }
+    } else if (proxy) reply.headers(nominalRateLimitHeaders(rateClass));
     if (meta?.auth === 'admin') {
       const authError = security.checkAdmin(request.headers.authorization);
       if (authError !== undefined) throw authError;
@@ -263,7 +322,7 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
       const level = apiError.code === 'internal' ? 'error' : 'warn';
       request.log[level]({ err: apiError.cause ?? err, details: apiError.details }, 'request failed');
     }
-    return sendError(reply, apiError, metaOf(request)?.pretty === true);
+    return sendError(request, reply, apiError, metaOf(request)?.pretty === true);
   });
 
   app.setNotFoundHandler(async (request) => {

@@ -2,7 +2,7 @@ import type { LedgerNode } from '../../node.ts';
 import { blockToJson } from '../../protocol/block-json.ts';
 import type { StoredBlock } from '../../ledger/ledger.ts';
 import { ApiError } from '../errors.ts';
-import { defineRoute, type RouteDef } from '../route-table.ts';
+import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import {
   addressParams,
   balanceMap,
@@ -14,11 +14,51 @@ import {
   pageQuery,
 } from './common.ts';
 
-/** The contract's Accounts table (node form). */
+/**
+ * The contract's Accounts table. Node form, plus the proxy form (decisions D5, D11) of balance and
+ * chain: the reference's shapes, and 200 with nothing in it for an unknown account.
+ */
 
 export function storedBlockJson(b: StoredBlock): Record<string, unknown> {
   return { ...blockToJson(b.block, 'node'), finalized: b.finalized };
 }
+
+const proxyBalanceSchema: JsonSchema = {
+  type: 'object',
+  required: ['address', 'balances', 'spendable', 'final_height'],
+  properties: {
+    address: { type: 'string' },
+    balances: { ...balancesSchema, description: 'raw balances, unfinalized inflows included' },
+    spendable: {
+      ...balancesSchema,
+      description: 'finalized funds less unfinalized outflows: the settlement figure',
+    },
+    final_height: {
+      type: 'integer',
+      minimum: 0,
+      description: 'blocks finalized from the start of the chain',
+    },
+  },
+};
+
+const proxyChainSchema: JsonSchema = {
+  type: 'object',
+  required: ['address', 'blocks', 'total'],
+  properties: {
+    address: { type: 'string' },
+    blocks: {
+      type: 'array',
+      description: 'a page of the chain, oldest first',
+      items: {
+        type: 'object',
+        description: 'a block as GET /blocks/{hash} shows it',
+        required: ['type', 'account', 'hash', 'finalized'],
+        properties: { finalized: { type: 'boolean' } },
+      },
+    },
+    total: { type: 'integer', minimum: 0, description: 'length of the whole chain' },
+  },
+};
 
 export function accountRoutes(node: LedgerNode): RouteDef[] {
   return [
@@ -51,6 +91,20 @@ export function accountRoutes(node: LedgerNode): RouteDef[] {
         if (!acct) throw ApiError.notFound('account not found');
         return balanceMap(acct.balances);
       },
+      proxy: {
+        description: 'balances, spendable funds and finalized height of an account (empty when unknown)',
+        schema: { response: { 200: proxyBalanceSchema } },
+        async handler(req) {
+          const address = lower(req.params.address);
+          const acct = node.ledger.getAccount(address);
+          return {
+            address,
+            balances: balanceMap(acct?.balances ?? {}),
+            spendable: balanceMap(acct === undefined ? {} : node.ledger.spendable(address)),
+            final_height: acct?.final_height ?? 0,
+          };
+        },
+      },
     }),
     defineRoute<{ params: { address: string }; query: Page }>({
       method: 'GET',
@@ -64,6 +118,16 @@ export function accountRoutes(node: LedgerNode): RouteDef[] {
         if (!chain) throw ApiError.notFound('account not found');
         reply.header('x-total-count', String(chain.total));
         return chain.blocks.map(storedBlockJson);
+      },
+      proxy: {
+        description: 'blocks of an account, oldest first, paginated: {address, blocks, total}',
+        schema: { response: { 200: proxyChainSchema } },
+        async handler(req) {
+          const { offset, limit } = page(req.query);
+          const address = lower(req.params.address);
+          const chain = node.ledger.getChain(address, offset, limit);
+          return { address, blocks: chain?.blocks.map(storedBlockJson) ?? [], total: chain?.total ?? 0 };
+        },
       },
     }),
     defineRoute<{ params: { address: string } }>({

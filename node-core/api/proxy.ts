@@ -1,0 +1,270 @@
+import type { ApiError, ApiErrorCode } from './errors.ts';
+import { DEFAULT_RATES, quotaOf } from './rate-limit.ts';
+import type { RateClass, RateLimiter, RateQuota, TakeResult } from './rate-limit.ts';
+import { rateClassOf, toContractPath } from './route-table.ts';
+import type { AuthMode, HttpMethod, RouteDef } from './route-table.ts';
+
+/**
+ * The proxy form of the API (decisions D11): the node's own route table served again under
+ * `/api/v1` and its alias `/api`, with the contract's JSON error wrapping, `X-API-Version` and
+ * `RateLimit*` headers, each route's proxy adaptation (`RouteDef.proxy`), a discovery document at the
+ * base and an OpenAPI document of its own. The node form at the root is untouched by all of this.
+ */
+
+export const API_VERSION = 1;
+/** The versioned base; paths in the discovery and OpenAPI documents are relative to it. */
+export const PROXY_BASE = `/api/v${API_VERSION}`;
+/** The unversioned alias, which follows the current major version. */
+export const PROXY_ALIAS = '/api';
+export const PROXY_OPENAPI_PATH = `${PROXY_BASE}/openapi.json`;
+/** Where the `docs` links of errors and of the discovery document point: the discovery document. */
+export const PROXY_DOCS_PATH = PROXY_BASE;
+
+/** Whether a request path (no query string) is served in the proxy form: `/api` and below. */
+export function isProxyPath(urlPath: string): boolean {
+  return urlPath === PROXY_ALIAS || urlPath.startsWith(`${PROXY_ALIAS}/`);
+}
+
+// ---- errors ---------------------------------------------------------------------------------------
+
+/** The contract's proxy error codes. */
+export const PROXY_ERROR_CODES = [
+  'bad_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'method_not_allowed',
+  'rate_limited',
+  'upstream_error',
+  'upstream_unavailable',
+  'upstream_timeout',
+] as const;
+export type ProxyErrorCode = (typeof PROXY_ERROR_CODES)[number];
+
+/**
+ * The proxy code of each registry code. Typed over the whole registry, so a new ApiError code does not
+ * compile until it is given one here. The status is always the node form's (see proxyErrorCode).
+ */
+const PROXY_CODE: { readonly [K in ApiErrorCode]: ProxyErrorCode } = {
+  bad_request: 'bad_request',
+  invalid_body: 'bad_request',
+  payload_too_large: 'bad_request',
+  unauthorized: 'unauthorized',
+  forbidden: 'forbidden',
+  host_not_allowed: 'forbidden',
+  not_found: 'not_found',
+  method_not_allowed: 'method_not_allowed',
+  // The client did not finish sending its request in time: its own doing, not the node's.
+  request_timeout: 'bad_request',
+  rate_limited: 'rate_limited',
+  headers_too_large: 'bad_request',
+  // 400, or 503 when retryable (see proxyErrorCode), as ApiError chooses the status.
+  block_rejected: 'bad_request',
+  internal: 'upstream_error',
+  unavailable: 'upstream_unavailable',
+};
+
+/** What to do next, one sentence per code. */
+export const PROXY_HINTS: { readonly [K in ProxyErrorCode]: string } = {
+  bad_request: 'Fix the request as the message says; the OpenAPI document gives every parameter and body.',
+  unauthorized: 'Send the admin token as "Authorization: Bearer <token>" (the admin-token file of the node).',
+  forbidden: 'Use a host name the node accepts, or start the node with an admin token for operator routes.',
+  not_found: 'Check the path and identifiers against the endpoint list of the discovery document.',
+  method_not_allowed: 'Use one of the methods listed in the Allow header.',
+  rate_limited: 'Wait the seconds given by Retry-After, then send requests more slowly.',
+  upstream_error: 'Retry later; if the error persists, report it with the node log.',
+  upstream_unavailable: 'Retry after a short wait: the node cannot do this right now.',
+  upstream_timeout: 'Retry later, with a smaller request if possible.',
+};
+
+export function proxyErrorCode(err: ApiError): ProxyErrorCode {
+  return err.code === 'block_rejected' && err.retryable === true
+    ? 'upstream_unavailable'
+    : PROXY_CODE[err.code];
+}
+
+export interface ProxyErrorBody {
+  error: {
+    code: ProxyErrorCode;
+    status: number;
+    message: string;
+    hint: string;
+    docs: string;
+    openapi: string;
+    /** Block rejections: whether a retry may succeed (as in the node form). */
+    retryable?: boolean;
+  };
+}
+
+/** The contract's error body; the message is the node form's text, the status its status. */
+export function proxyErrorBody(err: ApiError): ProxyErrorBody {
+  const code = proxyErrorCode(err);
+  const body: ProxyErrorBody = {
+    error: {
+      code,
+      status: err.status,
+      message: err.message,
+      hint: PROXY_HINTS[code],
+      docs: PROXY_DOCS_PATH,
+      openapi: PROXY_OPENAPI_PATH,
+    },
+  };
+  if (err.retryable !== undefined) body.error.retryable = err.retryable;
+  return body;
+}
+
+// ---- headers --------------------------------------------------------------------------------------
+
+export const API_VERSION_HEADER = { 'x-api-version': String(API_VERSION) } as const;
+
+/** `RateLimit-Policy: 1000;w=5`, `RateLimit: limit=1000, remaining=997, reset=1` and the legacy trio. */
+export function rateLimitHeaders(q: RateQuota): Record<string, string> {
+  return {
+    'ratelimit-policy': `${q.limit};w=${q.windowSeconds}`,
+    ratelimit: `limit=${q.limit}, remaining=${q.remaining}, reset=${q.resetSeconds}`,
+    'ratelimit-limit': String(q.limit),
+    'ratelimit-remaining': String(q.remaining),
+    'ratelimit-reset': String(q.resetSeconds),
+  };
+}
+
+/**
+ * The `RateLimit*` headers of a request that `taken` was the limiter's answer to. A client refused
+ * because too many are tracked has no bucket: it is told it has nothing left either.
+ */
+export function rateLimitHeadersAfter(
+  limiter: RateLimiter,
+  ip: string,
+  cls: RateClass,
+  taken: TakeResult,
+): Record<string, string> {
+  const q = limiter.quota(ip, cls);
+  return rateLimitHeaders(
+    taken.ok ? q : { ...q, remaining: 0, resetSeconds: Math.max(q.resetSeconds, taken.retryAfterSeconds) },
+  );
+}
+
+/**
+ * With rate limits off, the headers still go out (the contract says every proxy response carries
+ * them), stating the default quota of a full bucket: a client pacing itself by them stays within
+ * what any node would allow, and is never told it has run out.
+ */
+export function nominalRateLimitHeaders(cls: RateClass): Record<string, string> {
+  return rateLimitHeaders(quotaOf(DEFAULT_RATES[cls]));
+}
+
+// ---- the proxy table ------------------------------------------------------------------------------
+
+/**
+ * A table route as the proxy form serves it: its adaptation applied, and its rate class fixed from its
+ * own path (once mounted under the prefix, `/health` would no longer be recognised as a probe).
+ * Paths stay relative to the base; see proxyMounts.
+ */
+export function proxyRouteOf(route: RouteDef): RouteDef {
+  const { proxy, ...nodeForm } = route;
+  const rateClass = rateClassOf(route.method, route.path, route.rateClass);
+  if (proxy === undefined) return { ...nodeForm, rateClass };
+  const answer: RouteDef['handler'] = (req, reply) =>
+    proxy.handler === undefined ? route.handler(req, reply) : proxy.handler(req, reply);
+  const transform = proxy.transform;
+  return {
+    ...nodeForm,
+    rateClass,
+    description: proxy.description ?? route.description,
+    schema: { ...route.schema, ...proxy.schema },
+    handler:
+      transform === undefined
+        ? answer
+        : async (req, reply) => {
+            const body = await answer(req, reply);
+            return reply.sent ? body : transform(body, req, reply);
+          },
+  };
+}
+
+/**
+ * Where a proxy route is registered: under the base and the alias; `/` is the base
+ * itself, with or without a trailing slash.
+ */
+export function proxyMounts(route: RouteDef): RouteDef[] {
+  const paths =
+    route.path === '/'
+      ? [PROXY_BASE, `${PROXY_BASE}/`, PROXY_ALIAS, `${PROXY_ALIAS}/`]
+      : [PROXY_BASE + route.path, PROXY_ALIAS + route.path];
+  return paths.map((path) => ({ ...route, path }));
+}
+
+// ---- discovery ------------------------------------------------------------------------------------
+
+/** Who may call an endpoint: anyone, the operator (admin token), or the holder of a key (a signed proof). */
+export type AuthClass = AuthMode | 'proof';
+
+export interface DiscoveryEndpoint {
+  method: HttpMethod;
+  /** Relative to the base, contract style (`/accounts/{address}/balance`). */
+  path: string;
+  description: string;
+  auth: AuthClass;
+}
+
+export interface DiscoveryDocument {
+  name: string;
+  version: string;
+  api_version: number;
+  base: string;
+  alias: string;
+  openapi: string;
+  docs: string;
+  versioning: {
+    scheme: string;
+    policy: string;
+    previous_major_supported_days: number;
+    deprecation: string;
+    deprecation_headers: string[];
+  };
+  endpoints: DiscoveryEndpoint[];
+  [extra: string]: unknown;
+}
+
+/** The contract's versioning rules, published at the base. */
+export const VERSIONING = {
+  scheme: `URL path: the major version is the first segment after ${PROXY_ALIAS} (currently v${API_VERSION}); ${PROXY_ALIAS} alone follows the current major`,
+  policy:
+    'within a major version changes are additive only (new endpoints, new optional fields, new enum values) and clients ignore unknown fields; removing or renaming a field, changing a type or a meaning needs a new major, which keeps the previous one working for at least 180 days',
+  previous_major_supported_days: 180,
+  deprecation:
+    'deprecated operations are flagged deprecated: true in the OpenAPI document; their responses carry Deprecation (@unix-seconds), Sunset (at least 90 days later) and Link (rel=deprecation)',
+  deprecation_headers: ['Deprecation', 'Sunset', 'Link'],
+};
+
+export function discoveryEndpoints(routes: readonly RouteDef[]): DiscoveryEndpoint[] {
+  return routes.map((r) => ({
+    method: r.method,
+    path: toContractPath(r.path, r.wildcardName),
+    description: r.description,
+    auth: r.auth,
+  }));
+}
+
+/**
+ * The document at `GET /api/v1`: identity, links, versioning policy and every proxy endpoint with its
+ * auth class. `extra` (network id, node address...) comes first so it can never mask a contract field.
+ */
+export function discoveryDocument(
+  info: { name: string; version: string },
+  endpoints: DiscoveryEndpoint[],
+  extra: Record<string, unknown> = {},
+): DiscoveryDocument {
+  return {
+    ...extra,
+    name: info.name,
+    version: info.version,
+    api_version: API_VERSION,
+    base: PROXY_BASE,
+    alias: PROXY_ALIAS,
+    openapi: PROXY_OPENAPI_PATH,
+    docs: PROXY_DOCS_PATH,
+    versioning: VERSIONING,
+    endpoints,
+  };
+}
