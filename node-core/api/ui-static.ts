@@ -1,0 +1,127 @@
+import { statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from './errors.ts';
+import { UI_CONTENT_SECURITY_POLICY } from './ui-csp.ts';
+
+export { UI_CONTENT_SECURITY_POLICY };
+
+/**
+ * The built GUI (renderer/dist) served by the node at `/ui/`: the same origin as the API, so the
+ * page needs no CORS and the desktop window and a plain browser load the very same thing. These
+ * routes are not part of the API contract: they are absent from the `GET /` manifest and the OpenAPI
+ * document, but the server's Host check and rate limits apply to them like to any request.
+ *
+ * - `/ui` redirects to `/ui/`; `/ui/` is index.html.
+ * - A file that exists is sent (ETag, Last-Modified, conditional GET and ranges from @fastify/send).
+ * - Any other path under `/ui/` is a route of the single-page app and gets index.html, except
+ *   paths that name a file (a dot in the last segment) or lie under `/ui/assets/`: a missing script
+ *   must be a 404, not HTML with status 200 that the browser then refuses as a module.
+ * - Vite's hashed files (`/ui/assets/`) are cached for a year; everything else, index.html first,
+ *   is revalidated on every use (`no-cache`), so a rebuilt GUI shows up on the next load.
+ * - HTML carries a strict Content-Security-Policy (UI_CONTENT_SECURITY_POLICY).
+ * - Before `npm run build:renderer` has run, `/ui/` answers 404 with a JSON error saying so. The
+ *   check is made per request: building the GUI while the node runs needs no restart.
+ */
+
+export const UI_PATH = '/ui/';
+
+export const UI_NOT_BUILT_MESSAGE = 'the GUI is not built: run `npm run build:renderer`, then reload';
+
+/** Vite's output folder for content-hashed files. */
+const ASSETS_DIR = 'assets';
+const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
+const CACHE_REVALIDATE = 'no-cache';
+const INDEX_FILE = 'index.html';
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The path below `/ui/` of a request URL as safe relative segments ('' for `/ui/` itself), or
+ * undefined when it cannot name anything we serve: a bad %-escape, an empty, `.` or `..` segment, a
+ * dotfile, or a decoded segment holding a separator or NUL. A trailing slash is allowed (an app route).
+ */
+export function uiRelativePath(url: string): string | undefined {
+  const end = url.search(/[?#]/);
+  const pathname = end < 0 ? url : url.slice(0, end);
+  if (!pathname.startsWith(UI_PATH)) return undefined;
+  const raw = pathname.slice(UI_PATH.length);
+  if (raw === '') return '';
+  const parts = raw.split('/');
+  if (parts[parts.length - 1] === '') parts.pop();
+  const segments: string[] = [];
+  for (const part of parts) {
+    let s: string;
+    try {
+      s = decodeURIComponent(part);
+    } catch {
+      return undefined;
+    }
+    if (s === '' || s.startsWith('.') || /[/\\\0]/.test(s)) return undefined;
+    segments.push(s);
+  }
+  return segments.join('/');
+}
+
+/** Whether a path that matched no file is an app route (index.html) rather than a missing file (404). */
+export function isAppRoute(rel: string): boolean {
+  if (rel === ASSETS_DIR || rel.startsWith(`${ASSETS_DIR}/`)) return false;
+  const last = rel.slice(rel.lastIndexOf('/') + 1);
+  return !last.includes('.');
+}
+
+/** Registers the `/ui` routes serving the built GUI in `dir` (normally renderer/dist). */
+export function registerUi(app: FastifyInstance, dir: string): void {
+  const root = resolve(dir);
+  const indexPath = join(root, INDEX_FILE);
+
+  const cacheControlFor = (file: string): string => {
+    const rel = relative(root, file);
+    const inAssets = !isAbsolute(rel) && rel.split(sep)[0] === ASSETS_DIR;
+    return inAssets ? CACHE_IMMUTABLE : CACHE_REVALIDATE;
+  };
+
+  // Encapsulated: the reply.sendFile decoration stays inside, whatever else registers the plugin.
+  void app.register(async (ui) => {
+    await ui.register(fastifyStatic, {
+      root,
+      // Our own routes below decide what is served; the plugin only sends files.
+      serve: false,
+      // Cache-Control is ours (cacheControlFor); send's default would be `max-age=0`.
+      cacheControl: false,
+      dotfiles: 'deny',
+      index: false,
+      // An unbuilt GUI is a normal state (the routes answer with advice), not a warning.
+      suppressWarning: true,
+      setHeaders(reply, file) {
+        reply.header('x-content-type-options', 'nosniff');
+        reply.header('cache-control', cacheControlFor(file));
+        if (file.endsWith('.html')) {
+          reply.header('content-security-policy', UI_CONTENT_SECURITY_POLICY);
+          reply.header('referrer-policy', 'no-referrer');
+        }
+      },
+    });
+
+    ui.get('/ui', async (request, reply) => {
+      const q = request.url.indexOf('?');
+      return reply.redirect(UI_PATH + (q < 0 ? '' : request.url.slice(q)), 301);
+    });
+
+    ui.get('/ui/*', async (request, reply) => {
+      if (!isFile(indexPath)) throw ApiError.notFound(UI_NOT_BUILT_MESSAGE);
+      const rel = uiRelativePath(request.url);
+      if (rel === undefined) throw ApiError.notFound();
+      if (rel !== '' && isFile(join(root, rel))) return reply.sendFile(`/${rel}`);
+      if (rel !== '' && !isAppRoute(rel)) throw ApiError.notFound();
+      return reply.sendFile(`/${INDEX_FILE}`);
+    });
+  });
+}
