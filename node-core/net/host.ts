@@ -300,6 +300,48 @@ export class P2PHost {
     }
   }
 
+  /**
+   * Dialable addresses of the verified peers (as they announced them through identify), for peer
+   * exchange: a node learns of peers beyond the ones it was told to dial.
+   */
+  async knownAddrs(): Promise<string[]> {
+    const node = this.node;
+    if (!node) return [];
+    const out: string[] = node.getMultiaddrs().map((m) => m.toString());
+    for (const id of this.verified.keys()) {
+      const conn = node.getConnections().find((c) => c.remotePeer.toString() === id);
+      if (!conn) continue;
+      try {
+        const peer = await node.peerStore.get(conn.remotePeer);
+        for (const a of peer.addresses) {
+          const s = a.multiaddr.toString();
+          out.push(s.includes('/p2p/') ? s : `${s}/p2p/${id}`);
+        }
+      } catch {
+        // not in the store (yet): skip
+      }
+    }
+    return [...new Set(out)];
+  }
+
+  /** Dials addresses learned from peers, up to `maxPeers` connected peers. */
+  discover(addrs: string[], maxPeers = 16): void {
+    const node = this.node;
+    if (!node) return;
+    for (const addr of addrs) {
+      if (this.verified.size >= maxPeers) return;
+      const id = /\/p2p\/(\w+)$/.exec(addr)?.[1];
+      if (!id || id === this.peerId || this.verified.has(id) || this.isBanned(id)) continue;
+      let ma;
+      try {
+        ma = multiaddr(addr);
+      } catch {
+        continue;
+      }
+      node.dial(ma).catch(() => {});
+    }
+  }
+
   /** Sends a request to a verified peer and returns its answer's payload (throws on error). */
   async request<T>(
     peer: string,

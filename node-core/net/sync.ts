@@ -127,10 +127,14 @@ export class Syncer {
     }
   }
 
-  /** One round against one peer: state chain, then account chains, then votes. */
+  /** One round against one peer: its peers, the state chain, account chains, then votes. */
   private async round(peer: string): Promise<void> {
     const { host, ledger, statechain } = this.d;
     this.progress.state = 'syncing';
+
+    // Peer exchange: learn the peer's peers and connect to those not known yet.
+    const known = await host.request<{ addrs: string[] }>(peer, 'peers', {}).catch(() => ({ addrs: [] }));
+    host.discover(known.addrs.filter((a): a is string => typeof a === 'string').slice(0, 64));
 
     // The state chain first: network settings, keysets and minters that blocks are checked against.
     for (;;) {
@@ -258,6 +262,8 @@ export class Syncer {
     const p = (payload ?? {}) as Record<string, unknown>;
     const limit = (v: unknown, max: number) => (typeof v === 'number' && v > 0 ? Math.min(v, max) : max);
     switch (type) {
+      case 'peers':
+        return { addrs: (await this.d.host.knownAddrs()).slice(0, 64) };
       case 'frontiers': {
         const max = limit(p.limit, 1000);
         const after = typeof p.after === 'string' && isHex(p.after, 32) ? p.after : undefined;
