@@ -89,14 +89,16 @@ export default tseslint.config(
         {
           patterns: [
             { group: nodeBuiltins, message: 'the renderer runs in a browser: no Node built-ins.' },
+            // A regex, not gitignore-style groups: a negated group cannot re-include a file whose parent
+            // folder an earlier group already excluded, so '!**/node-core/protocol/**' never took effect.
             {
-              group: [
-                '**/node-core/**',
-                '!**/node-core/protocol/**',
-                '!**/node-core/client/**',
-                '**/electron/**',
-              ],
+              regex: '(^|/)node-core/(?!(protocol|client)/)',
               message: 'the renderer uses only node-core/protocol and node-core/client.',
+            },
+            {
+              regex: '(^|/)electron(/|$)',
+              message:
+                'the renderer never imports electron: the bridge types are in node-core/client/bridge.ts.',
             },
           ],
         },

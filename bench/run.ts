@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
- * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network)
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer)
  */
 import { availableParallelism, cpus } from 'node:os';
 
@@ -12,6 +12,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   pow: () => import('./pow.ts'),
   node: () => import('./node.ts'),
   network: () => import('./network.ts'),
+  renderer: () => import('./renderer.ts'),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -136,7 +136,12 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           lease_timing: leaseTiming(),
           certificate: { valid: false },
           statechain_height: node.statechain.blockCount,
-          sync: node.syncer?.progress ?? { state: 'idle', blocks_known: 0, blocks_left: 0, estimate_seconds: null },
+          sync: node.syncer?.progress ?? {
+            state: 'idle',
+            blocks_known: 0,
+            blocks_left: 0,
+            estimate_seconds: null,
+          },
         };
       },
     }),
@@ -249,7 +254,12 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           finality_advances: node.consensus.stats.finality_advances,
           unfinalized_positions: r.unfinalized,
           conflicts_open: 0,
-          sync: node.syncer?.progress ?? { state: 'idle', blocks_known: 0, blocks_left: 0, estimate_seconds: null },
+          sync: node.syncer?.progress ?? {
+            state: 'idle',
+            blocks_known: 0,
+            blocks_left: 0,
+            estimate_seconds: null,
+          },
         };
       },
     }),

@@ -1,0 +1,111 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { lazy, Suspense, useEffect, useRef } from 'react';
+import { Loading } from './components/common.tsx';
+import { PowPanel } from './components/PowPanel.tsx';
+import { Sidebar } from './components/Sidebar.tsx';
+import { StatusBar } from './components/StatusBar.tsx';
+import { desktopBridge } from './bridge.ts';
+import { keystore, useKeystore, type AccountInfo } from './keystore/index.ts';
+import { ContactsPage } from './pages/Contacts.tsx';
+import { Onboarding } from './pages/Onboarding.tsx';
+import { Unlock } from './pages/Unlock.tsx';
+import { WalletPage } from './pages/Wallet.tsx';
+import { powEngine } from './pow/engine.ts';
+import { useRoute } from './router.ts';
+import { applyTheme, settings } from './settings.ts';
+import { accountWriter } from './wallet/context.ts';
+import { invalidateAccounts, usePendingMany } from './wallet/queries.ts';
+import { groupedUnits } from './components/common.tsx';
+
+// Pages not needed for the first screen load on demand.
+const ExplorerPage = lazy(() => import('./pages/Explorer.tsx'));
+const SettingsPage = lazy(() => import('./pages/Settings.tsx'));
+
+const PAGES = ['wallet', 'contacts', 'explorer', 'settings'];
+
+export function App() {
+  const ks = useKeystore();
+  const route = useRoute();
+  const s = settings.use();
+  const qc = useQueryClient();
+
+  useEffect(() => applyTheme(s.theme), [s.theme]);
+  useEffect(() => keystore().setAutoLock(s.autoLockMinutes), [s.autoLockMinutes]);
+  useActivity();
+
+  // Account data is dropped on lock; the proof-of-work workers start once there is something to sign.
+  const unlocked = ks.status === 'unlocked';
+  useEffect(() => {
+    if (!unlocked) {
+      qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'node' });
+      return;
+    }
+    const t = setTimeout(() => powEngine(desktopBridge()), 500);
+    return () => clearTimeout(t);
+  }, [unlocked, qc]);
+
+  const page = PAGES.includes(route[0] ?? '') ? route[0]! : 'wallet';
+  let content;
+  if (ks.status === 'empty') content = <Onboarding />;
+  else if (ks.status === 'locked') content = <Unlock />;
+  else if (page === 'contacts') content = <ContactsPage />;
+  else if (page === 'explorer') content = <ExplorerPage route={route} />;
+  else if (page === 'settings') content = <SettingsPage />;
+  else content = <WalletPage route={route} />;
+
+  return (
+    <div className="app" data-testid="app" data-keystore={ks.status}>
+      {unlocked && <Sidebar active={page} />}
+      <main className={`main${unlocked ? '' : ' full'}`}>
+        <Suspense fallback={<Loading />}>{content}</Suspense>
+      </main>
+      <StatusBar />
+      <PowPanel />
+      {unlocked && s.autoReceive && <AutoReceiver accounts={ks.accounts} />}
+    </div>
+  );
+}
+
+/** Input anywhere in the page counts as activity for the auto-lock. */
+function useActivity(): void {
+  useEffect(() => {
+    let last = 0;
+    const onActivity = () => {
+      const now = Date.now();
+      if (now - last < 1000) return;
+      last = now;
+      keystore().touch();
+    };
+    const events = ['pointerdown', 'keydown', 'wheel', 'touchstart'] as const;
+    for (const e of events) window.addEventListener(e, onActivity, { passive: true });
+    return () => {
+      for (const e of events) window.removeEventListener(e, onActivity);
+    };
+  }, []);
+}
+
+/** Receives incoming sends of every account as they appear (the auto-receive setting). */
+function AutoReceiver({ accounts }: { accounts: readonly AccountInfo[] }) {
+  const qc = useQueryClient();
+  const pending = usePendingMany(accounts.map((a) => a.address));
+  // Send hash -> time before which it is not tried again (in flight, or failed recently).
+  const holds = useRef(new Map<string, number>());
+  const stamp = pending.map((p) => p.dataUpdatedAt).join(',');
+  useEffect(() => {
+    const now = Date.now();
+    accounts.forEach((a, i) => {
+      for (const p of pending[i]?.data ?? []) {
+        if ((holds.current.get(p.hash) ?? 0) > now) continue;
+        holds.current.set(p.hash, Infinity);
+        accountWriter()
+          .receive(a.address, p, `auto-receive ${groupedUnits(p.amount)} ${p.asset} into ${a.label}`)
+          .then(
+            () => holds.current.set(p.hash, Date.now() + 60_000),
+            () => holds.current.set(p.hash, Date.now() + 30_000),
+          )
+          .finally(() => void invalidateAccounts(qc, a.address));
+      }
+    });
+  }, [stamp]);
+  return null;
+}

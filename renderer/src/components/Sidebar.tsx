@@ -1,0 +1,44 @@
+import { keystore, useKeystore } from '../keystore/index.ts';
+import { href } from '../router.ts';
+
+/** Navigation, with room for the pages to come (shown, disabled, "soon"). */
+const PAGES = [
+  { id: 'wallet', label: 'Wallet' },
+  { id: 'contacts', label: 'Address book' },
+  { id: 'explorer', label: 'Explorer' },
+  { id: 'settings', label: 'Settings' },
+] as const;
+
+const COMING = ['Leasing', 'Provider', 'VM console', 'Chat', 'Node'] as const;
+
+export function Sidebar({ active }: { active: string }) {
+  const ks = useKeystore();
+  return (
+    <nav className="sidebar" aria-label="Main">
+      <div className="brand">Ledger Node</div>
+      {PAGES.map((p) => (
+        <a
+          key={p.id}
+          href={href(p.id)}
+          className={`nav-item${active === p.id ? ' active' : ''}`}
+          aria-current={active === p.id ? 'page' : undefined}
+          data-testid={`nav-${p.id}`}
+        >
+          {p.label}
+        </a>
+      ))}
+      <div className="nav-section">Coming soon</div>
+      {COMING.map((label) => (
+        <span key={label} className="nav-item disabled" aria-disabled="true" title="Coming soon">
+          {label} <span className="soon">soon</span>
+        </span>
+      ))}
+      <div className="spacer" />
+      {ks.status === 'unlocked' && (
+        <button type="button" onClick={() => keystore().lock('user')} data-testid="lock-button">
+          Lock now
+        </button>
+      )}
+    </nav>
+  );
+}

@@ -1,0 +1,230 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import type { ChainBlock } from '../../../node-core/client/client.ts';
+import { decodeBlock } from '../../../node-core/protocol/block-json.ts';
+import type { Block } from '../../../node-core/protocol/block.ts';
+import { api } from '../api.ts';
+import { Amount, Empty, ErrorText, Loading, short, timeOf } from '../components/common.tsx';
+import { href, navigate } from '../router.ts';
+import { qk, useBalances, useBlock, useChainWindow, usePending } from '../wallet/queries.ts';
+import { useAction } from '../wallet/useAction.ts';
+
+/** The explorer: recent blocks, a block by hash, an account by address. */
+export default function ExplorerPage({ route }: { route: string[] }) {
+  const [kind, id] = [route[1], route[2]];
+  return (
+    <div className="page" data-testid="explorer-page">
+      <div className="row between">
+        <h1>
+          <a href={href('explorer')} style={{ color: 'inherit', textDecoration: 'none' }}>
+            Explorer
+          </a>
+        </h1>
+        <Search />
+      </div>
+      {kind === 'block' && id ? (
+        <BlockView hash={id} />
+      ) : kind === 'account' && id ? (
+        <AccountView address={id} />
+      ) : (
+        <Recent />
+      )}
+    </div>
+  );
+}
+
+function Search() {
+  const [q, setQ] = useState('');
+  const [notFound, setNotFound] = useState<string>();
+  const find = useAction(async (text: string) => {
+    const t = text.trim().toLowerCase();
+    if (!/^[0-9a-f]{64}$/.test(t)) {
+      setNotFound('Enter a block hash or an account address: 64 hexadecimal characters.');
+      return;
+    }
+    // Hashes and addresses look alike: try a block first, then an account.
+    if (await api().block(t)) return navigate('explorer', 'block', t);
+    if (await api().chain(t, 0, 1)) return navigate('explorer', 'account', t);
+    setNotFound('No block or account has this hash or address on this node.');
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setNotFound(undefined);
+    void find.run(q);
+  };
+  return (
+    <form onSubmit={submit} className="row" style={{ marginBottom: 12 }} data-testid="explorer-search">
+      <input
+        className="mono"
+        value={q}
+        onChange={(e) => setQ(e.target.value)}
+        placeholder="block hash or account address"
+        style={{ width: 420 }}
+        spellCheck={false}
+        data-testid="explorer-query"
+      />
+      <button type="submit" disabled={find.busy} data-testid="explorer-go">
+        Find
+      </button>
+      {notFound && (
+        <div className="field-error" style={{ width: '100%' }} data-testid="explorer-not-found">
+          {notFound}
+        </div>
+      )}
+      <ErrorText error={find.error} />
+    </form>
+  );
+}
+
+function Recent() {
+  const recent = useQuery({
+    queryKey: qk.recent,
+    queryFn: async () => {
+      const list = await api().get<Record<string, unknown>[]>('/blocks/recent?limit=30');
+      return list.map((b) => ({ block: decodeBlock(b), finalized: b.finalized === true }));
+    },
+    refetchInterval: 4000,
+  });
+  return (
+    <div className="card" data-testid="explorer-recent">
+      <h2>Recent blocks</h2>
+      {recent.isLoading && <Loading />}
+      <ErrorText error={recent.error} />
+      {recent.data && recent.data.length === 0 && <Empty>No blocks yet.</Empty>}
+      {recent.data && recent.data.length > 0 && <BlockTable entries={recent.data} showAccount />}
+    </div>
+  );
+}
+
+function BlockTable({ entries, showAccount }: { entries: ChainBlock[]; showAccount?: boolean }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Time</th>
+          <th>Type</th>
+          {showAccount && <th>Account</th>}
+          <th className="num">Amount</th>
+          <th className="num">Balance after</th>
+          <th>Hash</th>
+        </tr>
+      </thead>
+      <tbody>
+        {entries.map(({ block: b, finalized }) => (
+          <tr key={b.hash} data-testid="explorer-block-row">
+            <td className="small">
+              {timeOf(b.timestamp)} {!finalized && <span className="badge warn">not final</span>}
+            </td>
+            <td>
+              <span className="badge">{b.type}</span>
+            </td>
+            {showAccount && (
+              <td className="mono small">
+                <a href={href('explorer', 'account', b.account)}>{short(b.account, 6)}</a>
+              </td>
+            )}
+            <td className="num">
+              {b.amount !== undefined ? <Amount micro={b.amount} asset={b.asset} /> : ''}
+            </td>
+            <td className="num small">
+              <Amount micro={b.balance} asset={b.asset} />
+            </td>
+            <td className="mono small">
+              <a href={href('explorer', 'block', b.hash ?? '')}>{short(b.hash, 8)}</a>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+const HASH_LINKS: Partial<Record<keyof Block, 'block' | 'account'>> = {
+  account: 'account',
+  previous: 'block',
+  destination: 'account',
+  source: 'block',
+  representative: 'account',
+};
+
+function BlockView({ hash }: { hash: string }) {
+  const q = useBlock(hash);
+  if (q.isLoading) return <Loading what="Loading block" />;
+  if (q.error) return <ErrorText error={q.error} />;
+  if (!q.data) return <Empty>No block with hash {hash} on this node.</Empty>;
+  const { block, finalized } = q.data;
+  const fields = Object.entries(block).filter(([, v]) => v !== undefined) as [keyof Block, unknown][];
+  return (
+    <div className="card" data-testid="explorer-block">
+      <h2>
+        {block.type} block{' '}
+        {finalized ? <span className="badge in">final</span> : <span className="badge warn">not final</span>}
+      </h2>
+      <table>
+        <tbody>
+          {fields.map(([k, v]) => (
+            <tr key={k}>
+              <th style={{ width: 140 }}>{k}</th>
+              <td className={typeof v === 'string' && v.length >= 64 ? 'mono small' : ''}>
+                {HASH_LINKS[k] && typeof v === 'string' && !/^0+$/.test(v) ? (
+                  <a href={href('explorer', HASH_LINKS[k]!, v)}>{v}</a>
+                ) : k === 'timestamp' && typeof v === 'bigint' ? (
+                  `${timeOf(v)} (${v} ns)`
+                ) : (k === 'balance' || k === 'amount') && typeof v === 'bigint' ? (
+                  <>
+                    <Amount micro={v} asset={block.asset} />{' '}
+                    <span className="muted small">({v.toString()})</span>
+                  </>
+                ) : typeof v === 'object' ? (
+                  <code className="small">
+                    {JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x))}
+                  </code>
+                ) : (
+                  String(v)
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function AccountView({ address }: { address: string }) {
+  const bal = useBalances(address);
+  const pending = usePending(address);
+  const chain = useChainWindow(address, 50);
+  return (
+    <div data-testid="explorer-account">
+      <div className="card">
+        <h2>Account</h2>
+        <p className="mono">{address}</p>
+        {bal.isLoading && <Loading />}
+        <ErrorText error={bal.error} />
+        {bal.data && Object.keys(bal.data.balances).length === 0 && <Empty>No balance.</Empty>}
+        {bal.data &&
+          Object.entries(bal.data.balances).map(([asset, v]) => (
+            <div key={asset}>
+              <span className="big">
+                <Amount micro={v} asset={asset} testId={`explorer-balance-${asset}`} />
+              </span>{' '}
+              <span className="muted small">
+                spendable <Amount micro={bal.data.spendable[asset] ?? 0n} asset={asset} />
+              </span>
+            </div>
+          ))}
+        {pending.data && pending.data.length > 0 && (
+          <p className="small muted">{pending.data.length} incoming send(s) not yet received.</p>
+        )}
+      </div>
+      <div className="card">
+        <h2>Chain {chain.data ? `(${chain.data.total} blocks, newest first)` : ''}</h2>
+        {chain.isLoading && <Loading />}
+        <ErrorText error={chain.error} />
+        {chain.data && chain.data.total === 0 && <Empty>This node knows no block of this account.</Empty>}
+        {chain.data && chain.data.total > 0 && <BlockTable entries={chain.data.blocks.map((b) => b.entry)} />}
+      </div>
+    </div>
+  );
+}
