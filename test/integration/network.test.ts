@@ -62,7 +62,11 @@ describe('three nodes on loopback', () => {
 
   it('peers that only dialled the same node find each other through peer exchange', async () => {
     const [nb, nc] = await Promise.all([b.client.node(), c.client.node()]);
-    await waitFor(async () => (await peerCount(b)) === 2 && (await peerCount(c)) === 2, 15_000, 'peer exchange');
+    await waitFor(
+      async () => (await peerCount(b)) === 2 && (await peerCount(c)) === 2,
+      15_000,
+      'peer exchange',
+    );
     const bPeers = (await b.client.get<{ peers: { id: string }[] }>('/node')).peers.map((p) => p.id);
     expect(bPeers).toContain(nc.id);
     expect(bPeers).not.toContain(nb.id);

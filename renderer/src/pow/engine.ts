@@ -64,7 +64,9 @@ export class BridgePowEngine implements PowEngine {
       const nonce = await this.bridge.pow.solve(bytesToHex(target), formatDifficulty(difficulty), jobId);
       return BigInt(nonce);
     } catch (e) {
-      if ((e as Error | undefined)?.name === 'AbortError' || opts.signal?.aborted) {
+      // contextBridge passes only an Error's message into the page: the preload prefixes it.
+      const err = e as Error | undefined;
+      if (err?.name === 'AbortError' || /^AbortError\b/.test(err?.message ?? '') || opts.signal?.aborted) {
         throw new PowAbortedError(undefined, { cause: e });
       }
       throw e;

@@ -1,0 +1,271 @@
+/**
+ * The Electron main process: runs the ledger node (node-core's LedgerNode, the same as the CLI) on
+ * `<appData>/node`, shows the GUI the node serves at `/ui/` in one locked-down window, implements
+ * the preload's bridge (proof of work in a utility process, keys under safeStorage, app info), and
+ * keeps a tray icon with the node's state. Quitting stops the node cleanly, once.
+ *
+ * Thin on purpose: the rules live in small modules that tests exercise without Electron
+ * (window-options, csp, navigation, window-state, channels, ipc, key-store, pow-host, pow-service,
+ * tray-status, node-host).
+ */
+import { isPrimaryInstance } from './app-setup.ts';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  ipcMain,
+  nativeImage,
+  safeStorage,
+  screen,
+  session,
+  shell,
+  utilityProcess,
+} from 'electron';
+import type { Session, WebContents } from 'electron';
+import { pino } from 'pino';
+import type { LedgerNode } from '../node-core/node.ts';
+import { desktopCsp, withCsp } from './csp.ts';
+import { iconPng } from './icon.ts';
+import { registerBridgeHandlers } from './ipc.ts';
+import { KEY_STORE_FILE, KeyStore, type SecretCipher } from './key-store.ts';
+import { decideNavigation, isNodeUrl, originOf, permissionAllowed } from './navigation.ts';
+import { desktopVerifyThreads, startDesktopNode } from './node-host.ts';
+import { PowHost, type PowProcess } from './pow-host.ts';
+import { StatusTray } from './tray.ts';
+import { secureWebPreferences, windowOptions } from './window-options.ts';
+import {
+  fitWindowState,
+  loadWindowState,
+  saveWindowState,
+  WINDOW_STATE_FILE,
+  type WindowState,
+} from './window-state.ts';
+
+// Built files next to this one (dist/electron/): the preload is CommonJS, see preload.cts.
+const PRELOAD = fileURLToPath(new URL('./preload.cjs', import.meta.url));
+const POW_UTILITY = fileURLToPath(new URL('./pow-utility.js', import.meta.url));
+
+if (!isPrimaryInstance) {
+  app.quit();
+} else {
+  run();
+}
+
+function run(): void {
+  const userData = app.getPath('userData');
+  const log = pino(
+    { level: process.env.LEDGER_NODE_LOG_LEVEL ?? 'info', base: { name: 'ledger-node-desktop' } },
+    pino.destination({ dest: join(userData, 'logs', 'main.log'), mkdir: true, sync: false }),
+  );
+  const devTools = !app.isPackaged;
+  const stateFile = join(userData, WINDOW_STATE_FILE);
+  // Packaged apps take their icon from the installer; this one shows in development (Linux, Windows).
+  const windowIcon = nativeImage.createFromBuffer(iconPng(256));
+
+  let node: LedgerNode | undefined;
+  let win: BrowserWindow | undefined;
+  let tray: StatusTray | undefined;
+  let quit: 'running' | 'stopping' | 'done' = 'running';
+
+  const pow = new PowHost((): PowProcess => {
+    const child = utilityProcess.fork(POW_UTILITY, [], {
+      serviceName: 'Ledger Node proof of work',
+      stdio: 'inherit',
+    });
+    return {
+      post: (m) => child.postMessage(m),
+      onMessage: (l) => void child.on('message', l),
+      onExit: (l) => void child.on('exit', l),
+      kill: () => void child.kill(),
+    };
+  });
+
+  const cipher: SecretCipher = {
+    async available() {
+      // Without a keyring Linux "encrypts" with a hard-coded key: that protects nothing.
+      if (process.platform === 'linux' && safeStorage.getSelectedStorageBackend() === 'basic_text')
+        return false;
+      return safeStorage.isAsyncEncryptionAvailable();
+    },
+    encrypt: (plain) => safeStorage.encryptStringAsync(plain),
+    async decrypt(data) {
+      const r = await safeStorage.decryptStringAsync(Buffer.from(data));
+      return { value: r.result, stale: r.shouldReEncrypt };
+    },
+  };
+  const keys = new KeyStore(join(userData, KEY_STORE_FILE), cipher);
+
+  const nodeReady: Promise<LedgerNode> = app.whenReady().then(() =>
+    startDesktopNode({
+      dataDir: join(userData, 'node'),
+      uiDir: join(app.getAppPath(), 'renderer', 'dist'),
+      verifyThreads: desktopVerifyThreads(),
+      logger: log,
+    }),
+  );
+
+  async function shutdown(): Promise<void> {
+    tray?.set({ kind: 'stopping' });
+    await pow.stop();
+    const n = await nodeReady.catch(() => undefined);
+    try {
+      await n?.stop();
+      log.info('node stopped');
+    } catch (err) {
+      log.error({ err }, 'node stop failed');
+    }
+    tray?.destroy();
+    log.flush();
+  }
+
+  // Registered before anything starts, so a quit during start-up still stops the node.
+  app.on('before-quit', (event) => {
+    if (quit === 'done') return;
+    event.preventDefault();
+    if (quit === 'stopping') return;
+    quit = 'stopping';
+    void shutdown().finally(() => {
+      quit = 'done';
+      app.quit();
+    });
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => app.quit());
+  app.on('window-all-closed', () => {
+    // macOS apps stay in the dock (and here in the tray) until Quit.
+    if (process.platform !== 'darwin') app.quit();
+  });
+  app.on('second-instance', () => showWindow());
+  app.on('activate', () => showWindow());
+
+  nodeReady.then(
+    (n) => {
+      node = n;
+      log.info({ url: n.url, ui: n.uiUrl ?? null }, 'node ready');
+      if (quit !== 'running') return; // quitting during start-up: shutdown() stops it
+      const origin = new URL(n.url).origin;
+      hardenSession(session.defaultSession, origin);
+      // Before the first window exists: every page (and any window it opens) is guarded.
+      app.on('web-contents-created', (_event, contents) => guardContents(contents, origin));
+      registerBridgeHandlers(ipcMain, {
+        pow,
+        keys,
+        appInfo: () => ({
+          version: app.getVersion(),
+          platform: process.platform,
+          apiUrl: n.url,
+          dataDir: n.dataDir,
+          adminTokenFile: n.adminTokenFile ?? null,
+        }),
+        isTrustedSender: (event) => {
+          try {
+            const url = event.senderFrame?.url;
+            return url !== undefined && isNodeUrl(url, origin);
+          } catch {
+            return false; // a frame gone mid-call
+          }
+        },
+      });
+      try {
+        tray = new StatusTray({ apiUrl: n.url, onShow: showWindow, onQuit: () => app.quit() });
+      } catch (err) {
+        log.warn({ err }, 'no tray icon on this desktop');
+      }
+      showWindow();
+    },
+    (err: unknown) => {
+      log.error({ err }, 'node failed to start');
+      log.flush();
+      if (quit !== 'running') return;
+      dialog.showErrorBox('Ledger Node Desktop could not start its node', (err as Error).message);
+      quit = 'done';
+      app.exit(1);
+    },
+  );
+
+  function showWindow(): void {
+    if (node === undefined || quit !== 'running') return;
+    if (win === undefined || win.isDestroyed()) {
+      win = createWindow(node);
+      return;
+    }
+    if (win.isMinimized()) win.restore();
+    win.show();
+    win.focus();
+  }
+
+  function createWindow(n: LedgerNode): BrowserWindow {
+    const primary = screen.getPrimaryDisplay();
+    const areas = [primary, ...screen.getAllDisplays().filter((d) => d.id !== primary.id)].map(
+      (d) => d.workArea,
+    );
+    const state = fitWindowState(loadWindowState(stateFile), areas);
+    const w = new BrowserWindow(windowOptions({ preload: PRELOAD, state, devTools, icon: windowIcon }));
+    if (state.maximized) w.maximize();
+    w.once('ready-to-show', () => w.show());
+    w.on('close', () => {
+      const b = w.getNormalBounds();
+      const saved: WindowState = {
+        x: b.x,
+        y: b.y,
+        width: b.width,
+        height: b.height,
+        maximized: w.isMaximized(),
+      };
+      const err = saveWindowState(stateFile, saved);
+      if (err !== undefined) log.warn({ err }, 'could not save the window position');
+    });
+    w.webContents.on('did-fail-load', (_e, code, description, url) =>
+      log.error({ code, description, url }, 'the window failed to load'),
+    );
+    w.webContents.on('render-process-gone', (_e, details) =>
+      log.error({ details }, 'the renderer process is gone'),
+    );
+    void w.loadURL(`${n.url}/ui/`);
+    return w;
+  }
+
+  /** CSP on every response, and permissions refused but for the node page's clipboard writes. */
+  function hardenSession(ses: Session, origin: string): void {
+    const policy = desktopCsp(origin);
+    ses.webRequest.onHeadersReceived((details, callback) => {
+      callback({ responseHeaders: withCsp(details.responseHeaders, policy) });
+    });
+    ses.setPermissionRequestHandler((_contents, permission, callback, details) => {
+      callback(permissionAllowed(permission, details.requestingUrl, origin));
+    });
+    ses.setPermissionCheckHandler((_contents, permission, requestingOrigin) =>
+      permissionAllowed(permission, requestingOrigin, origin),
+    );
+  }
+
+  /** Navigation and new windows: the node's origin only; other http(s) links go to the browser. */
+  function guardContents(contents: WebContents, origin: string): void {
+    const openExternal = (url: string): void => {
+      shell.openExternal(url).catch((err: unknown) => log.warn({ err, url }, 'could not open a link'));
+    };
+    contents.on('will-navigate', (event) => {
+      const decision = decideNavigation(event.url, origin);
+      if (decision === 'allow') return;
+      event.preventDefault();
+      if (decision === 'open-external') openExternal(event.url);
+      else log.warn({ url: event.url }, 'navigation refused');
+    });
+    contents.on('will-redirect', (event) => {
+      if (originOf(event.url) !== origin) event.preventDefault();
+    });
+    contents.on('will-attach-webview', (event) => event.preventDefault());
+    contents.setWindowOpenHandler(({ url }) => {
+      const decision = decideNavigation(url, origin);
+      if (decision === 'allow') {
+        return {
+          action: 'allow',
+          overrideBrowserWindowOptions: { webPreferences: secureWebPreferences(PRELOAD, devTools) },
+        };
+      }
+      if (decision === 'open-external') openExternal(url);
+      return { action: 'deny' };
+    });
+  }
+}
