@@ -45,9 +45,13 @@ describe.skipIf(!nodeRunsTs)('PowSolver', () => {
     results.forEach((r, i) => expect(powValid(targets[i]!, r.nonce, MODEST)).toBe(true));
   });
 
-  it('searches from startNonce', async () => {
+  it('searches from startNonce: each worker starts at its share of the range after it', async () => {
+    // At difficulty 0 every nonce is valid, so the answer is the first nonce of whichever worker
+    // reports first: startNonce itself, or startNonce plus a multiple of 2^64 / threads.
     const r = await solver.solve(target(9), 0n, { startNonce: 1234n });
-    expect(r.nonce).toBe(1234n);
+    const spacing = (1n << 64n) / BigInt(solver.threads);
+    const starts = Array.from({ length: solver.threads }, (_, i) => (1234n + BigInt(i) * spacing) % (1n << 64n));
+    expect(starts).toContain(r.nonce);
   });
 
   it('reports progress and rejects promptly with ERR_POW_ABORTED on abort', async () => {
