@@ -126,6 +126,12 @@ export default async function benchNetwork(log: (line: string) => void): Promise
         while (!(await finalOn(agent, n, h))) await new Promise((r) => setTimeout(r, 10));
     }
     const secs = (performance.now() - start) / 1000;
+    if (process.env.BENCH_DEBUG) {
+      for (const n of nodes)
+        log(
+          `debug ${n.url}: ${JSON.stringify((await json<{ sync: unknown }>(`${n.url}/node`)).sync, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`,
+        );
+    }
     log(
       `gossip throughput: ${total} blocks submitted at one node in ${submitted.toFixed(2)} s, final on all 3 in ${secs.toFixed(2)} s: ${fmtRate(total / secs)} blocks`,
     );

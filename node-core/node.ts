@@ -106,6 +106,10 @@ export const DEFAULT_UI_DIR = fileURLToPath(
   new URL(import.meta.url.endsWith('.ts') ? '../renderer/dist' : '../../renderer/dist', import.meta.url),
 );
 
+/** At most this many gossiped blocks wait for a missing dependency, each at most PARK_MS. */
+const MAX_PARKED = 10_000;
+const PARK_MS = 5_000;
+
 const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
 
 export class LedgerNode {
@@ -125,6 +129,9 @@ export class LedgerNode {
   syncer: Syncer | undefined;
   /** Blocks that arrived by gossip: they are relayed by gossip itself, not published again. */
   private readonly fromGossip = new Set<string>();
+  /** Gossiped blocks waiting for the block they depend on, by that block's hash. */
+  private readonly parked = new Map<string, Parameters<Ledger['submit']>[0][]>();
+  private parkedCount = 0;
   nodeKey!: KeyPair;
   adminToken: string | undefined;
   adminTokenFile: string | undefined;
@@ -428,6 +435,7 @@ export class LedgerNode {
         if (this.fromGossip.delete(c.block.hash)) continue;
         void p2p.publishBlock(c.block);
       }
+      if (this.parkedCount > 0) this.unpark(batch.map((c) => c.block.hash));
     });
     this.statechain.onCommitted((block) => void p2p.publishStateBlock(block));
   }
@@ -443,7 +451,10 @@ export class LedgerNode {
     try {
       await this.ledger.precheck(block, { live: true });
     } catch (e) {
-      if (e instanceof LedgerError) return e.retryable ? 'ignore' : 'reject';
+      if (e instanceof LedgerError && e.retryable) {
+        this.park(block);
+        return 'ignore';
+      }
       return 'reject';
     }
     this.fromGossip.add(block.hash);
@@ -453,12 +464,56 @@ export class LedgerNode {
       },
       (e: unknown) => {
         this.fromGossip.delete(block.hash!);
-        // A dependency not here yet: a sync round fetches what is missing.
-        if (e instanceof LedgerError && e.retryable) this.syncer?.requestAny();
+        if (e instanceof LedgerError && e.retryable) this.park(block);
         else this.log?.debug({ hash: block.hash, err: (e as Error).message }, 'gossiped block refused');
       },
     );
     return 'accept';
+  }
+
+  /**
+   * Gossip delivers blocks out of order: one whose previous block (or, for a receive, whose source)
+   * has not arrived yet waits here, keyed by that missing hash, and is tried again the moment the
+   * block it needs is committed. Only what stays missing is left to a sync round.
+   */
+  private park(block: Parameters<Ledger['submit']>[0]): void {
+    const needs =
+      block.type === 'receive' && block.source && this.ledger.getBlock(block.previous)
+        ? block.source
+        : block.previous;
+    if (this.parkedCount >= MAX_PARKED) {
+      this.syncer?.requestAny();
+      return;
+    }
+    const list = this.parked.get(needs) ?? [];
+    if (list.some((b) => b.hash === block.hash)) return;
+    // The block it needs may have been committed while this one was being checked.
+    if (this.ledger.getBlock(needs)) {
+      queueMicrotask(() => void this.blockFromPeer(block));
+      return;
+    }
+    list.push(block);
+    this.parked.set(needs, list);
+    this.parkedCount += 1;
+    setTimeout(() => {
+      const still = this.parked.get(needs);
+      if (!still?.includes(block)) return;
+      still.splice(still.indexOf(block), 1);
+      if (still.length === 0) this.parked.delete(needs);
+      this.parkedCount -= 1;
+      this.syncer?.requestAny(); // what it waited for never came by gossip
+    }, PARK_MS).unref();
+  }
+
+  /** Releases the blocks that waited for these committed ones. */
+  private unpark(hashes: string[]): void {
+    for (const h of hashes) {
+      const list = this.parked.get(h);
+      if (!list) continue;
+      this.parked.delete(h);
+      this.parkedCount -= list.length;
+      for (const b of list) void this.blockFromPeer(b);
+    }
   }
 
   /** Parsed JSON of a state-chain value, or undefined. */
