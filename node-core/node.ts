@@ -22,10 +22,10 @@ import {
 } from './genesis/genesis.ts';
 import { LedgerError } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
-import { P2PHost, type Verdict } from './net/host.ts';
-import { loadPeerKey } from './net/peer-key.ts';
-import { Syncer } from './net/sync.ts';
-import { NETCHECK_VERSION } from './net/netcheck.ts';
+// The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
+// good part of a second to load, which a node without peers should not pay at start-up.
+import type { P2PHost, Verdict } from './net/host.ts';
+import type { Syncer } from './net/sync.ts';
 import { StateChainError } from './statechain/statechain.ts';
 import { hexToBytes } from './protocol/hex.ts';
 import { parseJson, stringifyJson } from './protocol/json.ts';
@@ -378,6 +378,12 @@ export class LedgerNode {
    * is announced to its peers.
    */
   private async startP2P(): Promise<void> {
+    const [{ P2PHost }, { loadPeerKey }, { Syncer }, { NETCHECK_VERSION }] = await Promise.all([
+      import('./net/host.ts'),
+      import('./net/peer-key.ts'),
+      import('./net/sync.ts'),
+      import('./net/netcheck.ts'),
+    ]);
     const host = this.opts.p2pBind ?? '0.0.0.0';
     const port = this.opts.p2pPort ?? 7075;
     const family = host.includes(':') ? 'ip6' : 'ip4';
