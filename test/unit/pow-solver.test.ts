@@ -50,7 +50,10 @@ describe.skipIf(!nodeRunsTs)('PowSolver', () => {
     // reports first: startNonce itself, or startNonce plus a multiple of 2^64 / threads.
     const r = await solver.solve(target(9), 0n, { startNonce: 1234n });
     const spacing = (1n << 64n) / BigInt(solver.threads);
-    const starts = Array.from({ length: solver.threads }, (_, i) => (1234n + BigInt(i) * spacing) % (1n << 64n));
+    const starts = Array.from(
+      { length: solver.threads },
+      (_, i) => (1234n + BigInt(i) * spacing) % (1n << 64n),
+    );
     expect(starts).toContain(r.nonce);
   });
 
