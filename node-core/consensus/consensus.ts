@@ -54,7 +54,17 @@ interface Tally {
   hash: string;
   converge: Set<string>;
   final: Set<string>;
+  /** When the election opened (ms), for the fallback rule. */
+  since: number;
 }
+
+/**
+ * After this long without a quorum, a position may lock and finalize with more than half of the
+ * eligible weight (reference-behavior.md 2.3, the finality wall C-01): a network that lost some of
+ * its representatives keeps finalizing as long as a majority votes.
+ */
+export const FALLBACK_MS = 10_000;
+const SWEEP_MS = 1_000;
 
 export interface FinalityStats {
   finality_advances: number;
@@ -86,6 +96,7 @@ export class Consensus {
   private flushing: Promise<void> | undefined;
   private weightsCache: EligibleWeights | undefined;
   private running = false;
+  private sweeper: NodeJS.Timeout | undefined;
   readonly stats: FinalityStats = { finality_advances: 0, last_finality_ns: 0n };
 
   constructor(deps: ConsensusDeps) {
@@ -157,6 +168,14 @@ export class Consensus {
   /** Subscribes to commits and re-drives every account left unfinalized by a previous run. */
   start(unfinalized: Iterable<string>): void {
     this.running = true;
+    // Liveness: stalled elections are looked at again, so the fallback rule can apply without
+    // waiting for the next block.
+    this.sweeper = setInterval(() => {
+      const stalled = [...this.stalled];
+      this.stalled.clear();
+      for (const a of stalled) this.drive(a);
+    }, SWEEP_MS);
+    this.sweeper.unref();
     this.ledger.onCommitted((batch) => this.onCommitted(batch));
     this.ledger.setInlineFinality((block, before, weights) => this.finalOnApply(block, before, weights));
     for (const account of unfinalized) this.drive(account);
@@ -164,6 +183,7 @@ export class Consensus {
 
   async stop(): Promise<void> {
     this.running = false;
+    if (this.sweeper) clearInterval(this.sweeper);
     await this.flushing;
   }
 
@@ -263,8 +283,15 @@ export class Consensus {
   private vote(account: string, height: number, hash: string, previous: string): boolean {
     const key = `${account}:${height}`;
     let t = this.tallies.get(key);
-    if (!t || t.hash !== hash) this.tallies.set(key, (t = { hash, converge: new Set(), final: new Set() }));
+    if (!t || t.hash !== hash) {
+      this.tallies.set(key, (t = { hash, converge: new Set(), final: new Set(), since: Date.now() }));
+    }
     const w = this.weights();
+    const fallback = Date.now() - t.since >= FALLBACK_MS;
+    const decides = (voters: Set<string>) => {
+      const weight = weightOf(voters, w.weights);
+      return hasQuorum(weight, w.total) || (fallback && weight * 2n > w.total);
+    };
     for (const [voter, final] of this.remote.get(hash) ?? []) {
       t.converge.add(voter);
       if (final) t.final.add(voter);
@@ -276,12 +303,12 @@ export class Consensus {
         t.converge.add(rep.address);
         this.emit({ rep, hash, account, previous, final: false });
       }
-      if (weight > 0n && !t.final.has(rep.address) && hasQuorum(weightOf(t.converge, w.weights), w.total)) {
+      if (weight > 0n && !t.final.has(rep.address) && decides(t.converge)) {
         t.final.add(rep.address);
         this.emit({ rep, hash, account, previous, final: true });
       }
     }
-    return hasQuorum(weightOf(t.final, w.weights), w.total);
+    return decides(t.final);
   }
 
   private emit(v: {

@@ -220,6 +220,8 @@ describe('two representatives', () => {
       const lonely = await w.claim(1_000n);
       await new Promise((r) => setTimeout(r, 1500));
       expect(await finalizedOn(a, lonely.hash!)).toBe(false);
+      // After the 10 s fallback, more than half of the weight is enough (the finality wall, C-01).
+      await waitFor(() => finalizedOn(a, lonely.hash!), 15_000, 'fallback finality');
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
