@@ -40,6 +40,10 @@ function supplyJson(r: SupplyReport) {
 export function networkRoutes(node: LedgerNode): RouteDef[] {
   let supplyCache: { at: number; body: ReturnType<typeof supplyJson> } | undefined;
 
+  /** Sync progress; a node without peers has nothing to catch up on. */
+  const syncProgress = () =>
+    node.syncer?.progress ?? { state: 'idle', blocks_known: 0, blocks_left: 0, estimate_seconds: null };
+
   const leaseTiming = () => {
     const g = node.ledger.getBlock(node.genesisHash)?.block;
     const v = (f: (typeof GENESIS_TIMING_FIELDS)[number]) => g?.[f] ?? 0n;
@@ -136,12 +140,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           lease_timing: leaseTiming(),
           certificate: { valid: false },
           statechain_height: node.statechain.blockCount,
-          sync: node.syncer?.progress ?? {
-            state: 'idle',
-            blocks_known: 0,
-            blocks_left: 0,
-            estimate_seconds: null,
-          },
+          sync: syncProgress(),
         };
       },
     }),
@@ -254,12 +253,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           finality_advances: node.consensus.stats.finality_advances,
           unfinalized_positions: r.unfinalized,
           conflicts_open: 0,
-          sync: node.syncer?.progress ?? {
-            state: 'idle',
-            blocks_known: 0,
-            blocks_left: 0,
-            estimate_seconds: null,
-          },
+          sync: syncProgress(),
         };
       },
     }),
