@@ -1,6 +1,7 @@
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { gossipsub, type GossipSub, TopicValidatorResult } from '@libp2p/gossipsub';
+import { createPeerScoreParams, createTopicScoreParams } from '@libp2p/gossipsub/score';
 import { identify } from '@libp2p/identify';
 import type { Connection, Libp2p, PeerId, PrivateKey, Stream } from '@libp2p/interface';
 import { tcp } from '@libp2p/tcp';
@@ -148,6 +149,13 @@ export class P2PHost {
     return [...this.verified.values()];
   }
 
+  /** A peer's gossip score (negative once it sent invalid messages). */
+  score(peer: string): number {
+    // The score is public on the implementation but not on its published interface.
+    const pubsub = this.node?.services.pubsub as unknown as { getScore?: (id: string) => number } | undefined;
+    return pubsub?.getScore?.(peer) ?? 0;
+  }
+
   isBanned(peer: string): boolean {
     const until = this.banned.get(peer);
     if (until === undefined) return false;
@@ -182,6 +190,21 @@ export class P2PHost {
           globalSignaturePolicy: 'StrictNoSign',
           msgIdFn: (msg) => sha256Node(msg.data),
           maxInboundDataLength: MAX_GOSSIP_BYTES + 1024,
+          // A peer that sends invalid messages loses score quadratically with their number; below
+          // the graylist threshold everything it sends is dropped unread.
+          scoreParams: createPeerScoreParams({
+            topics: Object.fromEntries(
+              Object.values(TOPICS).map((t) => [
+                t,
+                createTopicScoreParams({
+                  topicWeight: 1,
+                  invalidMessageDeliveriesWeight: -100,
+                  invalidMessageDeliveriesDecay: 0.99,
+                }),
+              ]),
+            ),
+          }),
+          scoreThresholds: { gossipThreshold: -100, publishThreshold: -500, graylistThreshold: -1000 },
         }),
       },
     });

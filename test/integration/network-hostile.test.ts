@@ -1,0 +1,123 @@
+import { join } from 'node:path';
+import { noise } from '@chainsafe/libp2p-noise';
+import { yamux } from '@chainsafe/libp2p-yamux';
+import { gossipsub } from '@libp2p/gossipsub';
+import { identify } from '@libp2p/identify';
+import { tcp } from '@libp2p/tcp';
+import { multiaddr } from '@multiformats/multiaddr';
+import { createLibp2p } from 'libp2p';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NETCHECK_PROTOCOL, encodeHello } from '../../node-core/net/netcheck.ts';
+import { encodeBlockMessage, TOPICS } from '../../node-core/net/gossip.ts';
+import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+
+/**
+ * A peer that passes the handshake and then sends garbage, invalid blocks and floods: the node keeps
+ * serving, scores the peer down, and blocks from honest peers still go through.
+ */
+const P2P = { p2p: true, p2pPort: 0, p2pBind: '127.0.0.1' } as const;
+
+describe('a hostile peer', () => {
+  let a: TestNode;
+  let b: TestNode;
+  beforeAll(async () => {
+    a = await startTestNode({ ...P2P });
+    const addr = (await a.client.get<{ listen_addrs: string[] }>('/node')).listen_addrs[0]!;
+    b = await startTestNode({ ...P2P, genesisDir: join(a.dataDir, 'genesis'), dial: [addr] });
+    await waitFor(
+      async () => (await a.client.get<{ peer_count: number }>('/node')).peer_count === 1,
+      10_000,
+      'peer',
+    );
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  it('sends garbage after a valid handshake: the node stays up, scores it down, honest gossip continues', async () => {
+    const info = await a.client.node();
+    const addr = (await a.client.get<{ listen_addrs: string[] }>('/node')).listen_addrs[0]!;
+    const evil = await createLibp2p({
+      addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+      transports: [tcp()],
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux()],
+      services: {
+        identify: identify(),
+        pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, globalSignaturePolicy: 'StrictNoSign' }),
+      },
+    });
+    try {
+      // Answer the node's handshake with the right network, as a real peer would.
+      await evil.handle(NETCHECK_PROTOCOL, async (stream) => {
+        for await (const _ of stream) break;
+        stream.send(
+          encodeHello({
+            network_id: info.network_id,
+            version: '1.0.0',
+            features: [],
+            genesis_hash: info.genesis_hash,
+          }),
+        );
+        await stream.close();
+      });
+      await evil.dial(multiaddr(addr));
+      const conn = evil.getConnections()[0]!;
+      const s = await conn.newStream(NETCHECK_PROTOCOL);
+      s.send(
+        encodeHello({
+          network_id: info.network_id,
+          version: '1.0.0',
+          features: [],
+          genesis_hash: info.genesis_hash,
+        }),
+      );
+      await s.close();
+      for await (const _ of s) break;
+      for (const t of Object.values(TOPICS)) evil.services.pubsub.subscribe(t);
+      await waitFor(
+        async () => (await a.client.get<{ peer_count: number }>('/node')).peer_count === 2,
+        10_000,
+        'evil peer verified',
+      );
+      await new Promise((r) => setTimeout(r, 1500)); // let the mesh form
+
+      const forged = encodeBlockMessage({
+        type: 'send',
+        account: 'ab'.repeat(32),
+        previous: 'cd'.repeat(32),
+        balance: 1n,
+        timestamp: 1n,
+        asset: 'XE',
+        destination: 'ef'.repeat(32),
+        amount: 1n,
+        hash: '00'.repeat(32),
+        signature: '11'.repeat(64),
+      });
+      const enc = new TextEncoder();
+      for (let i = 0; i < 300; i++) {
+        const junk =
+          i % 3 === 0
+            ? enc.encode(`{"block":${i}}`)
+            : i % 3 === 1
+              ? enc.encode(`not json ${i}`)
+              : Uint8Array.from([...forged, i % 10 === 0 ? 32 : 10]);
+        await evil.services.pubsub.publish(i % 2 === 0 ? TOPICS.blocks : TOPICS.votes, junk).catch(() => {});
+      }
+      await new Promise((r) => setTimeout(r, 2500)); // scores are cached for one heartbeat
+      expect((await a.client.get<{ status: string }>('/health')).status).toBe('ok');
+      expect(a.node.p2p!.score(evil.peerId.toString())).toBeLessThan(0);
+
+      // Honest traffic still flows between the two real nodes.
+      const w = await b.wallet();
+      const claim = await w.claim(1_000n);
+      await waitFor(
+        async () => (await a.client.block(claim.hash!))?.finalized === true,
+        10_000,
+        'honest block finalized',
+      );
+    } finally {
+      await evil.stop();
+    }
+  }, 60_000);
+});
