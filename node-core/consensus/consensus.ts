@@ -82,6 +82,8 @@ export class Consensus {
   private readonly remote = new Map<string, Map<string, boolean>>();
   /** Votes already counted (rep key, hash, phase), so duplicates are neither counted nor relayed. */
   private readonly seen = new Set<string>();
+  /** Staged winners being swapped in. */
+  private readonly resolving = new Set<string>();
   private readonly now: () => bigint;
   private readonly onError: (err: unknown) => void;
   /** Heights decided final in memory, not yet written (account -> height). */
@@ -140,7 +142,32 @@ export class Consensus {
     votes.set(rep, v.final);
     const b = this.ledger.getBlock(v.block_hash);
     if (b && !b.finalized && this.running) this.drive(b.block.account);
+    else if (!b && this.running) this.considerStaged(v.block_hash);
     return 'accept';
+  }
+
+  /** Representatives whose votes for a block this node has seen. */
+  votersFor(hash: string): string[] {
+    return [...(this.remote.get(hash)?.keys() ?? [])];
+  }
+
+  /**
+   * A staged conflict candidate whose final votes reach the quorum wins its position: the ledger
+   * swaps it in (undoing the sibling and what was built on it), then it is finalized as usual.
+   */
+  private considerStaged(hash: string): void {
+    const st = this.ledger.stagedBlock(hash);
+    if (!st || this.resolving.has(hash)) return;
+    const w = this.weights();
+    const finals = [...(this.remote.get(hash) ?? [])].filter(([, final]) => final).map(([rep]) => rep);
+    if (!hasQuorum(weightOf(new Set(finals), w.weights), w.total)) return;
+    this.resolving.add(hash);
+    const account = st.block.account;
+    this.ledger
+      .resolveConflict(account, st.height, hash)
+      .then(() => this.drive(account))
+      .catch((err: unknown) => this.onError(err))
+      .finally(() => this.resolving.delete(hash));
   }
 
   /**
@@ -177,6 +204,8 @@ export class Consensus {
     }, SWEEP_MS);
     this.sweeper.unref();
     this.ledger.onCommitted((batch) => this.onCommitted(batch));
+    // A candidate staged after its votes arrived may already have won.
+    this.ledger.onStaged((hash) => this.considerStaged(hash));
     this.ledger.setInlineFinality((block, before, weights) => this.finalOnApply(block, before, weights));
     for (const account of unfinalized) this.drive(account);
   }

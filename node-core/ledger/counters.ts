@@ -17,6 +17,8 @@ export interface AssetSupply {
 
 export interface Counters {
   blocks: number;
+  /** Next block sequence number (blocks undone by a conflict leave gaps: it never goes back). */
+  next_seq: number;
   accounts: number;
   delegation_underflows: number;
   supply: { XE: AssetSupply; XUSD: AssetSupply };
@@ -48,13 +50,17 @@ function emptyAsset(): AssetSupply {
 export function emptyCounters(): Counters {
   return {
     blocks: 0,
+    next_seq: 0,
     accounts: 0,
     delegation_underflows: 0,
     supply: { XE: emptyAsset(), XUSD: emptyAsset() },
   };
 }
 
-/** Binary form: three u32 counts, then the supply terms of XE and XUSD as u64s, in TERMS order. */
+/**
+ * Binary form: three u32 counts, the supply terms of XE and XUSD as u64s in TERMS order, then the
+ * next sequence number as u32 (absent in older records: it then equals the block count).
+ */
 function decode(bytes: Uint8Array | undefined): Counters {
   const c = emptyCounters();
   if (bytes === undefined) return c;
@@ -69,11 +75,12 @@ function decode(bytes: Uint8Array | undefined): Counters {
       off += 8;
     }
   }
+  c.next_seq = bytes.byteLength >= off + 4 ? v.getUint32(off) : c.blocks;
   return c;
 }
 
 function encode(c: Counters): Uint8Array {
-  const out = new Uint8Array(12 + 2 * TERMS.length * 8);
+  const out = new Uint8Array(12 + 2 * TERMS.length * 8 + 4);
   const v = new DataView(out.buffer);
   v.setUint32(0, c.blocks);
   v.setUint32(4, c.accounts);
@@ -85,6 +92,7 @@ function encode(c: Counters): Uint8Array {
       off += 8;
     }
   }
+  v.setUint32(off, c.next_seq);
   return out;
 }
 

@@ -32,7 +32,8 @@ export type LedgerErrorCode =
   | 'not_minter'
   | 'multisig'
   | 'account_exists'
-  | 'genesis';
+  | 'genesis'
+  | 'unresolved_conflict';
 
 const RETRYABLE: ReadonlySet<LedgerErrorCode> = new Set([
   'unopened_account',

@@ -70,7 +70,8 @@ export type InlineFinality = (
 ) => boolean;
 
 export interface SubmitResult {
-  status: 'accepted' | 'duplicate';
+  /** 'conflict': a second block on a taken, unfinalized position, staged for the vote (decisions D8). */
+  status: 'accepted' | 'duplicate' | 'conflict';
   block: SignedBlock;
   height: number;
   /** Final as soon as it was applied. */
@@ -119,10 +120,16 @@ export class Ledger {
   private readonly inflight = new Map<string, Promise<SubmitResult>>();
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
   private readonly openingKeys = new Map<string, string>();
+  /** Open conflicts by position `account:height`, and their staged candidates by hash. */
+  private readonly conflicts = new Map<string, Conflict>();
+  private readonly staged = new Map<string, { block: SignedBlock; height: number }>();
+  /** Conflict winners applied by committed groups, announced with the group's accepted blocks. */
+  private resolvedWinners: CommittedBlock[] = [];
   /** Blocks whose signature was verified by `precheck` (bounded, oldest dropped first). */
   private readonly prechecked = new Map<string, true>();
   private readonly listeners: CommitListener[] = [];
   private inlineFinality: InlineFinality | undefined;
+  private readonly stagedListeners: ((hash: string) => void)[] = [];
   /** Writes waiting for the next group transaction. */
   private writeQueue: WriteOp[] = [];
   private writeScheduled = false;
@@ -144,6 +151,11 @@ export class Ledger {
   /** Lets consensus finalize blocks in their own transaction where its votes alone decide. */
   setInlineFinality(fn: InlineFinality): void {
     this.inlineFinality = fn;
+  }
+
+  /** Called with the hash of every block staged as a conflict candidate. */
+  onStaged(fn: (hash: string) => void): void {
+    this.stagedListeners.push(fn);
   }
 
   onCommitted(fn: CommitListener): void {
@@ -315,7 +327,7 @@ export class Ledger {
 
     // Position: the block must extend the frontier.
     if (opening) {
-      if (acct) this.rejectFork(block.account, acct, 1);
+      if (acct) return this.forkAt(block, acct, 1);
     } else {
       if (!acct) {
         if (block.type === 'send') throw new LedgerError('unopened_account', 'send from unopened account');
@@ -324,12 +336,19 @@ export class Ledger {
       if (block.previous !== acct.frontier) {
         const prev = this.readBlock(block.previous);
         if (prev !== undefined && prev.block.account === block.account) {
-          this.rejectFork(block.account, acct, prev.height + 1);
+          return this.forkAt(block, acct, prev.height + 1);
         }
         throw new LedgerError('previous_not_found', `previous block not found: ${block.previous}`);
       }
       if (block.timestamp < acct.last_timestamp) {
         throw new LedgerError('timestamp_order', "timestamp is earlier than the previous block's");
+      }
+      if (this.conflictOn(block.account)) {
+        throw new LedgerError(
+          'unresolved_conflict',
+          'account has an unresolved conflict; retry after it is resolved',
+          true,
+        );
       }
     }
 
@@ -402,18 +421,234 @@ export class Ledger {
   }
 
   /**
-   * A second block on a taken chain position. Against a finalized sibling it is rejected outright;
-   * against an unfinalized one it is refused too until conflict voting arrives with the network.
+   * A second block on a taken chain position (reference-behavior.md 2.5). Against a finalized
+   * sibling it is rejected outright ("the finality wall"). Against an unfinalized one it is staged
+   * as a conflict candidate, once its credentials and its balance against the parent state check
+   * out (so a forged sibling cannot freeze the account, C-16); the representatives' votes decide.
    */
-  private rejectFork(account: string, acct: AccountRecord, height: number): never {
+  private forkAt(block: SignedBlock, acct: AccountRecord, height: number): SubmitResult {
+    const account = block.account;
     const sibling = this.hashAt(account, height) ?? 'unknown';
     if (height <= acct.final_height) {
       throw new LedgerError('fork_finalized', `block conflicts with finalized block ${sibling}`);
     }
-    throw new LedgerError(
-      'fork_unfinalized',
-      `block conflicts with unfinalized block ${sibling} at the same chain position`,
+    if (block.signatures || !STAGEABLE.has(block.type)) {
+      throw new LedgerError(
+        'fork_unfinalized',
+        `block conflicts with unfinalized block ${sibling} at the same chain position`,
+      );
+    }
+    const parent = (asset: string) => this.balanceAt(account, height - 1, asset);
+    const amount = block.amount ?? 0n;
+    let expected: bigint;
+    if (block.type === 'send' || block.type === 'burn') {
+      if (amount <= 0n || amount > parent(block.asset))
+        throw new LedgerError('insufficient_balance', 'insufficient balance at the fork');
+      expected = parent(block.asset) - amount;
+    } else if (block.type === 'receive') {
+      const src = this.readBlock(block.source!);
+      if (
+        !src ||
+        src.block.type !== 'send' ||
+        src.block.destination !== account ||
+        src.block.asset !== block.asset
+      ) {
+        throw new LedgerError('source_not_pending', 'source send not pending');
+      }
+      expected = parent(block.asset) + src.block.amount!;
+    } else expected = parent(block.asset) + amount;
+    if (block.balance !== expected) {
+      throw new LedgerError(
+        'balance_mismatch',
+        `balance must be ${expected} after this ${block.type}, not ${block.balance}`,
+      );
+    }
+    const key = `${account}:${height}`;
+    let c = this.conflicts.get(key);
+    if (!c) {
+      c = {
+        account,
+        height,
+        previous: block.previous,
+        candidates: new Set([sibling]),
+        detected_at: this.now(),
+      };
+      this.conflicts.set(key, c);
+    }
+    if (c.candidates.size >= MAX_CANDIDATES)
+      throw new LedgerError('fork_unfinalized', 'too many blocks at this chain position');
+    c.candidates.add(block.hash);
+    this.staged.set(block.hash, { block, height });
+    return { status: 'conflict', block, height };
+  }
+
+  /** An open conflict on the account, if any. */
+  private conflictOn(account: string): Conflict | undefined {
+    for (const c of this.conflicts.values()) if (c.account === account) return c;
+    return undefined;
+  }
+
+  /** Open conflicts (GET /conflicts). */
+  listConflicts(): Conflict[] {
+    return [...this.conflicts.values()];
+  }
+
+  /** A staged conflict candidate, by hash. */
+  stagedBlock(hash: string): { block: SignedBlock; height: number } | undefined {
+    return this.staged.get(hash);
+  }
+
+  /** The balance of an asset after the block at `height` (0 before any block of that asset). */
+  private balanceAt(account: string, height: number, asset: string): bigint {
+    for (let h = height; h >= 1; h--) {
+      const b = this.blockAt(account, h)!.block;
+      if (b.asset === asset) return b.balance;
+    }
+    return 0n;
+  }
+
+  private representativeAt(account: string, height: number): string | undefined {
+    for (let h = height; h >= 1; h--) {
+      const rep = this.blockAt(account, h)!.block.representative;
+      if (rep) return rep;
+    }
+    return undefined;
+  }
+
+  /**
+   * Settles a conflict for `winner`: a staged winner replaces the block at the position, which is
+   * undone with everything built on it, on this account and on the accounts that received its sends
+   * (reference-behavior.md 2.5, 2.6); all in one transaction. Finalized blocks are never undone.
+   */
+  resolveConflict(account: string, height: number, winner: string): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.enqueue({ kind: 'resolve', account, height, winner, resolve: () => resolve(), reject }),
     );
+  }
+
+  private applyResolve(ctx: WriteContext, account: string, height: number, winner: string): void {
+    const key = `${account}:${height}`;
+    const c = this.conflicts.get(key);
+    const onChain = this.hashAt(account, height);
+    if (onChain !== winner) {
+      const w = this.staged.get(winner);
+      if (!w) throw new LedgerError('source_not_pending', `winner ${winner} is not held here`, true);
+      const acct = this.getAccount(account);
+      if (acct && acct.final_height >= height)
+        throw new LedgerError('fork_finalized', 'the position is final already');
+      // All or nothing: a swap that cannot complete leaves the store and the group's running
+      // totals exactly as they were.
+      const saved = {
+        counters: structuredClone(ctx.counters),
+        reps: new Map(ctx.reps),
+        resolved: ctx.resolved.length,
+      };
+      this.conflicts.delete(key);
+      try {
+        this.store.root.transactionSync(() => {
+          while ((this.getAccount(account)?.height ?? 0) >= height) this.undoFrontier(ctx, account);
+          const keyUsed = this.getAccount(account)?.pub_key ?? w.block.pub_key;
+          const r = this.applyBlock(ctx, w.block, hashKey(w.block.hash), keyUsed);
+          if (r.status !== 'accepted')
+            throw new LedgerError('fork_unfinalized', 'the winner could not be applied');
+          ctx.resolved.push({ block: w.block, height: r.height, finalized: r.finalized === true });
+        });
+      } catch (e) {
+        if (c) this.conflicts.set(key, c);
+        ctx.counters = saved.counters;
+        ctx.reps = saved.reps;
+        ctx.resolved.length = saved.resolved;
+        throw e;
+      }
+    }
+    if (c) for (const h of c.candidates) this.staged.delete(h);
+    this.conflicts.delete(key);
+  }
+
+  /** Undoes an account's frontier block and its side effects (refused for a finalized block). */
+  private undoFrontier(ctx: WriteContext, account: string): void {
+    const acct = this.getAccount(account)!;
+    const h = acct.height;
+    if (h <= acct.final_height) throw new LedgerError('fork_finalized', 'a finalized block is never undone');
+    const b = this.blockAt(account, h)!.block;
+    const amount = b.amount ?? 0n;
+    let claims = acct.claims;
+    switch (b.type) {
+      case 'send': {
+        const pk = pendingKey(b.destination!, b.hash);
+        if (this.store.accounts.get(pk) === undefined) {
+          // Received meanwhile: the receiving chain is undone down to and including that receive.
+          const dest = b.destination!;
+          for (;;) {
+            const d = this.getAccount(dest);
+            if (!d) break;
+            const top = this.blockAt(dest, d.height)!.block;
+            this.undoFrontier(ctx, dest);
+            if (top.type === 'receive' && top.source === b.hash) break;
+          }
+        }
+        this.store.accounts.removeSync(pk);
+        break;
+      }
+      case 'receive': {
+        const src = this.readBlock(b.source!)!.block;
+        this.store.accounts.putSync(
+          pendingKey(account, b.source!),
+          encodePending({
+            from: src.account,
+            amount: src.amount!,
+            asset: src.asset,
+            timestamp: src.timestamp,
+          }),
+        );
+        break;
+      }
+      case 'claim': {
+        ctx.counters.supply.XE.faucet -= amount;
+        const i = (claims ?? []).findIndex(([t, v]) => t === b.timestamp && v === amount);
+        if (i >= 0) claims = claims!.filter((_, k) => k !== i);
+        break;
+      }
+      case 'burn':
+        ctx.counters.supply.XE.burned -= amount;
+        break;
+      case 'mint':
+        ctx.counters.supply.XUSD.minted -= amount;
+        break;
+      default:
+        throw new LedgerError('fork_unfinalized', `undoing a ${b.type} block is not supported`);
+    }
+    // Delegation: the XE balance goes back from the current representative to the earlier one.
+    const rep = this.representativeAt(account, h - 1);
+    const xe = b.asset === 'XE' ? this.balanceAt(account, h - 1, 'XE') : (acct.balances.XE ?? 0n);
+    if (acct.representative) this.addWeight(ctx, acct.representative, -(acct.balances.XE ?? 0n));
+    if (rep) this.addWeight(ctx, rep, xe);
+
+    this.store.accounts.removeSync(chainKey(account, h));
+    const seq = this.store.hashes.get(hashKey(b.hash));
+    if (seq) this.store.blocks.removeSync(seq);
+    this.store.hashes.removeSync(hashKey(b.hash));
+    ctx.counters.blocks -= 1;
+    if (h === 1) {
+      this.store.accounts.removeSync(accountKey(account));
+      this.store.unfinal.removeSync(account);
+      ctx.counters.accounts -= 1;
+      return;
+    }
+    const prev = this.blockAt(account, h - 1)!.block;
+    const balances = { ...acct.balances, [b.asset]: this.balanceAt(account, h - 1, b.asset) };
+    const next: AccountRecord = {
+      ...acct,
+      height: h - 1,
+      frontier: prev.hash,
+      balances,
+      last_timestamp: prev.timestamp,
+    };
+    if (rep) next.representative = rep;
+    else delete next.representative;
+    if (claims && claims.length > 0) next.claims = claims;
+    else delete next.claims;
+    this.writeAccount(account, next);
   }
 
   private checkMultisig(block: SignedBlock, acct: AccountRecord | undefined, hash: Uint8Array): void {
@@ -584,16 +819,20 @@ export class Ledger {
         }
         this.counters.load();
         const accepted: CommittedBlock[] = [];
+        const staged: string[] = [];
         taken.forEach((op, i) => {
           const o = outcomes[i]!;
           if ('error' in o) op.reject(o.error);
           else if (op.kind === 'block') {
             const r = o.value as SubmitResult;
+            if (r.status === 'conflict') staged.push(r.block.hash);
             if (r.status === 'accepted')
               accepted.push({ block: r.block, height: r.height, finalized: r.finalized === true });
             op.resolve(r);
           } else op.resolve(o.value as FinalizeAdvance[]);
         });
+        if (this.resolvedWinners.length > 0) accepted.push(...this.resolvedWinners.splice(0));
+        for (const h of staged) for (const fn of this.stagedListeners) fn(h);
         if (accepted.length > 0) for (const fn of this.listeners) fn(accepted);
       },
       (err: Error) => {
@@ -613,6 +852,10 @@ export class Ledger {
     const outcomes = ops.map((op): Outcome => {
       try {
         if (op.kind === 'block') return { value: this.applyBlock(ctx, op.block, op.hashBytes, op.keyUsed) };
+        if (op.kind === 'resolve') {
+          this.applyResolve(ctx, op.account, op.height, op.winner);
+          return { value: [] };
+        }
         return { value: this.applyFinalize(op.items) };
       } catch (e) {
         if (e instanceof LedgerError) return { error: e };
@@ -620,11 +863,12 @@ export class Ledger {
       }
     });
     this.closeContext(ctx);
+    this.resolvedWinners.push(...ctx.resolved);
     return outcomes;
   }
 
   private openContext(): WriteContext {
-    return { counters: this.counters.read(), reps: new Map() };
+    return { counters: this.counters.read(), reps: new Map(), resolved: [] };
   }
 
   /** Representative weights as the group's writes so far leave them. */
@@ -668,6 +912,13 @@ export class Ledger {
         fb[b.asset] = b.balance;
       }
       advanced.push({ account, from: acct.final_height, to });
+      // A position final with its on-chain block settles any conflict there: the siblings lost.
+      for (let h = acct.final_height + 1; h <= to; h++) {
+        const c = this.conflicts.get(`${account}:${h}`);
+        if (!c) continue;
+        for (const x of c.candidates) this.staged.delete(x);
+        this.conflicts.delete(`${account}:${h}`);
+      }
       this.writeAccount(account, { ...acct, final_height: to, final_balances: fb });
       if (to === acct.height) this.store.unfinal.removeSync(account);
     }
@@ -678,7 +929,8 @@ export class Ledger {
 
   /** Appends a block: its record under the next sequence number, its hash and chain entries. */
   private putBlock(ctx: WriteContext, block: SignedBlock, height: number): void {
-    const seq = ctx.counters.blocks;
+    const seq = ctx.counters.next_seq;
+    ctx.counters.next_seq += 1;
     ctx.counters.blocks += 1;
     const seqBytes = seqKey(seq);
     this.store.blocks.putSync(seqBytes, encodeBlockRecord({ block, height }));
@@ -873,6 +1125,8 @@ export interface FinalizeAdvance {
 interface WriteContext {
   counters: Counters;
   reps: Map<string, bigint>;
+  /** Winners applied by conflict resolution in this group (announced like accepted blocks). */
+  resolved: CommittedBlock[];
   /** Stored weights when the group began (read on first use). */
   baseReps?: Map<string, bigint>;
 }
@@ -891,7 +1145,27 @@ type WriteOp =
       items: { account: string; height: number }[];
       resolve: (r: FinalizeAdvance[]) => void;
       reject: (e: Error) => void;
+    }
+  | {
+      kind: 'resolve';
+      account: string;
+      height: number;
+      winner: string;
+      resolve: (r: unknown) => void;
+      reject: (e: Error) => void;
     };
+
+export interface Conflict {
+  account: string;
+  height: number;
+  previous: string;
+  candidates: Set<string>;
+  detected_at: bigint;
+}
+
+/** Types a staged sibling may have (their effects can be undone); others keep the fork refused. */
+const STAGEABLE = new Set(['send', 'receive', 'claim', 'burn', 'mint']);
+const MAX_CANDIDATES = 10;
 
 type Outcome = { value: SubmitResult | FinalizeAdvance[] } | { error: LedgerError };
 

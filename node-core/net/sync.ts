@@ -167,9 +167,16 @@ export class Syncer {
         limit: 1000,
       });
       for (const e of page.entries) {
-        if (!isHex(e.account, 32) || !Number.isSafeInteger(e.height)) continue;
-        const ours = ledger.getAccount(e.account)?.height ?? 0;
-        if (e.height > ours) needs.push({ account: e.account, from: ours + 1, to: e.height });
+        if (!isHex(e.account, 32) || !Number.isSafeInteger(e.height) || e.height < 1) continue;
+        const mine = ledger.getAccount(e.account);
+        if (!mine) {
+          needs.push({ account: e.account, from: 1, to: e.height });
+          continue;
+        }
+        if (e.height < mine.height || e.frontier === mine.frontier) continue;
+        // Behind, or diverged (a fork decided elsewhere): re-read everything not final here. A
+        // sibling of one of our blocks is staged as a conflict, and the votes settle it.
+        needs.push({ account: e.account, from: mine.final_height + 1, to: e.height });
       }
       if (!page.next) break;
       after = page.next;
@@ -214,6 +221,8 @@ export class Syncer {
     for (const p of host.peers()) {
       for (let i = 0; i < open.length; i += SYNC_PAGE) {
         const hashes = open.slice(i, i + SYNC_PAGE).filter((h) => !ledger.getBlock(h)?.finalized);
+        for (const c of ledger.listConflicts())
+          for (const h of c.candidates) if (!hashes.includes(h)) hashes.push(h);
         if (hashes.length === 0) continue;
         const answer = await host
           .request<{ votes: unknown[] }>(p.id, 'final_votes', { hashes })
@@ -244,7 +253,7 @@ export class Syncer {
         const block = decodeBlock(raw);
         try {
           const r = await this.d.ledger.submit(block, { live: false });
-          if (r.status === 'accepted') pulled.push(block.hash!);
+          if (r.status !== 'duplicate') pulled.push(block.hash!);
         } catch (e) {
           // Transient (a dependency not here yet): try again in a later pass.
           if (e instanceof LedgerError && e.retryable) return applied;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZERO_HASH } from '../../node-core/protocol/block.ts';
+import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import {
   Account,
-  expectRejected,
   finalFlags,
   http,
   type Kit,
@@ -85,7 +85,7 @@ describe('finality', () => {
       expect.objectContaining({ name: 'quorum_reachable', ok: false }),
     );
 
-    // A second block at y's unfinalized position is refused too (no conflict voting on one node).
+    // A second block at y's unfinalized position is staged as a conflict (decisions D8: 202).
     const sibling = sealed(
       {
         account: y.address,
@@ -99,10 +99,13 @@ describe('finality', () => {
       y.seed,
       kit,
     );
-    await expectRejected(kit, sibling, {
-      status: 400,
-      reason: `block conflicts with unfinalized block ${yOpen.hash} at the same chain position`,
-    });
+    const staged = await http(kit.url, 'POST', '/blocks/claim', blockToJson(sibling));
+    expect(staged.status).toBe(202);
+    expect(staged.body).toEqual({ status: 'conflict', hash: sibling.hash });
+    const open = await http(kit.url, 'GET', `/conflicts/${y.address}`);
+    expect(open.status).toBe(200);
+    const candidates = (open.body as { blocks: { hash: string }[] }[])[0]!.blocks.map((b) => b.hash).sort();
+    expect(candidates).toEqual([yOpen.hash, sibling.hash].sort());
 
     // x delegates back to the node: quorum returns, and every stalled block finalizes, the receive
     // never before its source.
@@ -128,5 +131,8 @@ describe('finality', () => {
     await waitFinal(kit, x.address);
     expect((await http(kit.url, 'GET', `/blocks/${xOpen.hash}`)).body).toMatchObject({ finalized: true });
     expect((await http(kit.url, 'GET', '/ready')).status).toBe(200);
+    // y's first block won its position by finalizing: the staged sibling is gone.
+    expect((await http(kit.url, 'GET', `/conflicts/${y.address}`)).status).toBe(404);
+    expect((await http(kit.url, 'GET', `/blocks/${sibling.hash}`)).status).toBe(404);
   });
 });

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
@@ -226,4 +227,171 @@ describe('two representatives', () => {
       await Promise.all([a.stop(), b.stop()]);
     }
   }, 60_000);
+});
+
+describe('a double spend', () => {
+  it('submitted to two nodes at once ends with one winner everywhere, the loser and what was built on it undone, supply conserved', async () => {
+    const a = await startTestNode({ ...P2P });
+    const genesisDir = join(a.dataDir, 'genesis');
+    const dial = [await listenAddr(a)];
+    const b = await startTestNode({ ...P2P, genesisDir, dial });
+    const c = await startTestNode({ ...P2P, genesisDir, dial });
+    try {
+      await waitFor(async () => (await peerCount(a)) === 2, 15_000, 'peers');
+      const nodes = [a, b, c];
+      const x = await a.wallet();
+      const fund = await x.claim(10_000_000n);
+      for (const t of nodes) await waitFor(() => finalizedOn(t, fund.hash!), 10_000, 'funding final');
+
+      // Two sends of the whole balance on the same previous block, signed by the same key.
+      const y = await a.wallet();
+      const zSeed = globalThis.crypto.getRandomValues(new Uint8Array(32));
+      const s1 = await x.prepare({
+        type: 'send',
+        asset: 'XE',
+        destination: y.address,
+        amount: 10_000_000n,
+        balance: 0n,
+      });
+      const z = await c.wallet(zSeed);
+      let built = false;
+      const s2 = await x.prepare({
+        type: 'send',
+        asset: 'XE',
+        destination: z.address,
+        amount: 10_000_000n,
+        balance: 0n,
+      });
+      const [r1, r2] = await Promise.all([
+        a.client.request('POST', '/blocks/send', blockToJson(s1)),
+        c.client.request('POST', '/blocks/send', blockToJson(s2)).then(async (r) => {
+          // Build on the second send at once: a receive that must go if that send loses.
+          built = await z
+            .receive({
+              hash: s2.hash!,
+              from: x.address,
+              amount: 10_000_000n,
+              asset: 'XE',
+              timestamp: s2.timestamp,
+            })
+            .then(
+              () => true,
+              () => false,
+            );
+          return r;
+        }),
+      ]);
+      expect([201, 202]).toContain(r1.status);
+      expect([201, 202, 400]).toContain(r2.status);
+
+      // One winner, final on every node; the loser is gone everywhere.
+      let winner = '';
+      await waitFor(
+        async () => {
+          const frontiers = await Promise.all(
+            nodes.map(async (t) => (await t.client.chain(x.address, 1, 1))?.blocks[0]),
+          );
+          if (!frontiers.every((f) => f?.finalized && f.block.hash === frontiers[0]!.block.hash))
+            return false;
+          winner = frontiers[0]!.block.hash!;
+          return true;
+        },
+        20_000,
+        'one final winner on every node',
+      );
+      const loser = winner === s1.hash ? s2.hash! : s1.hash!;
+      // Which send wins depends on which one the representative saw first; when the first wins
+      // after a receive was built on the second, that receive was undone with it (printed so a
+      // run shows which case it exercised).
+      console.log(
+        `double spend: ${winner === s1.hash ? 'first' : 'second'} send won; receive built on the second: ${built}`,
+      );
+      for (const t of nodes) {
+        expect(await t.client.block(loser)).toBeUndefined();
+        const supply = await t.client.get<{ conserved: boolean }>('/supply');
+        expect(supply.conserved).toBe(true);
+        if (winner === s1.hash) {
+          // The receive built on the losing send is undone too.
+          expect(await t.client.balances(z.address)).toEqual({});
+          expect((await t.client.pending(y.address)).map((p) => p.hash)).toEqual([s1.hash]);
+        } else {
+          expect((await t.client.pending(y.address)).length).toBe(0);
+        }
+        await waitFor(
+          async () => (await t.client.get<{ conflicts_open: number }>('/ready')).conflicts_open === 0,
+          10_000,
+          'conflict closed',
+        );
+      }
+    } finally {
+      await Promise.all([a.stop(), b.stop(), c.stop()]);
+    }
+  }, 90_000);
+});
+
+describe('a fork made while a node was cut off', () => {
+  it('is settled when it reconnects: the other send wins, the blocks built on its own send are undone', async () => {
+    const a = await startTestNode({ ...P2P });
+    const genesisDir = join(a.dataDir, 'genesis');
+    const c0 = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(a)] });
+    try {
+      const x = await a.wallet();
+      const fund = await x.claim(10_000_000n);
+      await waitFor(() => finalizedOn(c0, fund.hash!), 10_000, 'funding final on C');
+      await c0.stop({ keepData: true });
+
+      // While C is offline, the representative's node accepts (and finalizes) one send...
+      const y = await a.wallet();
+      const s1 = await x.prepare({
+        type: 'send',
+        asset: 'XE',
+        destination: y.address,
+        amount: 10_000_000n,
+        balance: 0n,
+      });
+      expect((await a.client.request('POST', '/blocks/send', blockToJson(s1))).status).toBe(201);
+      // ...and C, alone, accepts a competing send of the same funds and a receive built on it.
+      const alone = await startTestNode({ ...P2P, dataDir: c0.dataDir, genesisDir });
+      const z = await alone.wallet();
+      const s2 = await x.prepare({
+        type: 'send',
+        asset: 'XE',
+        destination: z.address,
+        amount: 10_000_000n,
+        balance: 0n,
+      });
+      expect((await alone.client.request('POST', '/blocks/send', blockToJson(s2))).status).toBe(201);
+      await z.receive({
+        hash: s2.hash!,
+        from: x.address,
+        amount: 10_000_000n,
+        asset: 'XE',
+        timestamp: s2.timestamp,
+      });
+      expect(await alone.client.balances(z.address)).toEqual({ XE: 10_000_000n });
+      await alone.stop({ keepData: true });
+
+      // Back online: the fork is found by sync, staged, and the representative's vote settles it.
+      const c = await startTestNode({ ...P2P, dataDir: c0.dataDir, genesisDir, dial: [await listenAddr(a)] });
+      try {
+        await waitFor(
+          async () => (await c.client.chain(x.address, 1, 1))?.blocks[0]?.block.hash === s1.hash,
+          20_000,
+          'swap to the winner',
+        );
+        await waitFor(() => finalizedOn(c, s1.hash!), 10_000, 'winner final');
+        expect(await c.client.block(s2.hash!)).toBeUndefined();
+        expect((await c.client.get<{ conserved: boolean }>('/supply')).conserved).toBe(true);
+        expect((await c.client.pending(y.address)).map((p) => p.hash)).toEqual([s1.hash]);
+        expect(await c.client.balances(x.address)).toEqual({});
+        // The receive built on the losing send went with it: the account it opened is gone.
+        expect(await c.client.balances(z.address)).toEqual({});
+        expect(await c.client.chain(z.address)).toBeUndefined();
+      } finally {
+        await c.stop();
+      }
+    } finally {
+      await a.stop();
+    }
+  }, 90_000);
 });

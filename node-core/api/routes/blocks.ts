@@ -80,6 +80,11 @@ function submitRoute(node: LedgerNode, type: BlockType): RouteDef {
       }
       try {
         const result = await node.ledger.submit(block, { live: true });
+        if (result.status === 'conflict') {
+          // Staged, not applied: the representatives' votes decide between the siblings (D8).
+          reply.code(202);
+          return { status: 'conflict', hash: result.block.hash };
+        }
         reply.code(201);
         return blockToJson(result.block, 'node');
       } catch (e) {

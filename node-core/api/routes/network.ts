@@ -2,6 +2,7 @@ import type { LedgerNode } from '../../node.ts';
 import type { GENESIS_TIMING_FIELDS } from '../../protocol/block.ts';
 import { formatDifficulty } from '../../protocol/pow.ts';
 import { computeSupply, type SupplyReport } from '../../ledger/supply.ts';
+import type { Conflict } from '../../ledger/ledger.ts';
 import { hasQuorum } from '../../consensus/weights.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type RouteDef } from '../route-table.ts';
@@ -38,6 +39,22 @@ function supplyJson(r: SupplyReport) {
 }
 
 export function networkRoutes(node: LedgerNode): RouteDef[] {
+  /** A conflict as the contract shows it: candidates with their votes and weight so far. */
+  const conflictJson = (c: Conflict) => {
+    const w = node.consensus.weights();
+    return {
+      account: c.account,
+      previous: c.previous,
+      blocks: [...c.candidates].map((hash) => {
+        const voters = node.consensus.votersFor(hash);
+        const weight = voters.reduce((sum, rep) => sum + (w.weights.get(rep) ?? 0n), 0n);
+        return { hash, votes: voters.length, weight: weight.toString() };
+      }),
+      status: 'voting',
+      detected_at: c.detected_at,
+    };
+  };
+
   let supplyCache: { at: number; body: ReturnType<typeof supplyJson> } | undefined;
 
   /** Sync progress; a node without peers has nothing to catch up on. */
@@ -252,7 +269,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           finality_stall_seconds: r.stall,
           finality_advances: node.consensus.stats.finality_advances,
           unfinalized_positions: r.unfinalized,
-          conflicts_open: 0,
+          conflicts_open: node.ledger.listConflicts().length,
           sync: syncProgress(),
         };
       },
@@ -339,12 +356,15 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
     defineRoute<{ query: Page }>({
       method: 'GET',
       path: '/conflicts',
-      description: 'open and recently resolved conflicts (two blocks on one chain position)',
+      description: 'open conflicts (two blocks on one chain position) and their candidates',
       auth: 'none',
       schema: { querystring: pageQuery },
-      async handler() {
-        // A fork is refused at submission on a node without peers, so no conflict is ever recorded.
-        return [];
+      async handler(req) {
+        const { offset, limit } = page(req.query);
+        return node.ledger
+          .listConflicts()
+          .slice(offset, offset + limit)
+          .map(conflictJson);
       },
     }),
     defineRoute<{ params: { account: string } }>({
@@ -353,8 +373,11 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       description: 'conflicts of one account; 404 when it has none',
       auth: 'none',
       schema: { params: { type: 'object', properties: { account: hex64 }, required: ['account'] } },
-      async handler() {
-        throw ApiError.notFound('no conflicts for this account');
+      async handler(req) {
+        const account = lower(req.params.account);
+        const list = node.ledger.listConflicts().filter((c) => c.account === account);
+        if (list.length === 0) throw ApiError.notFound('no conflicts for this account');
+        return list.map(conflictJson);
       },
     }),
   ];
