@@ -82,6 +82,8 @@ export class Consensus {
   private readonly remote = new Map<string, Map<string, boolean>>();
   /** Votes already counted (rep key, hash, phase), so duplicates are neither counted nor relayed. */
   private readonly seen = new Set<string>();
+  /** The chain position (account:previous) votes for a hash named, so a mismatch is not counted. */
+  private readonly positions = new Map<string, string>();
   /** Staged winners being swapped in. */
   private readonly resolving = new Set<string>();
   private readonly now: () => bigint;
@@ -129,13 +131,25 @@ export class Consensus {
     const now = this.now();
     if (v.timestamp > now + VOTE_WINDOW_NS || v.timestamp < now - VOTE_WINDOW_NS) return 'ignore';
     if (!verifyVote(v, this.verify)) return 'reject';
-    if (this.seen.size >= MAX_SEEN_VOTES) this.seen.clear();
-    this.seen.add(key);
     const rep = addressFromPublicKey(v.rep_pub_key);
     if ((this.weights().weights.get(rep) ?? 0n) === 0n) return 'ignore';
+    // A vote names its block's chain position; one for the wrong position is not counted (C-13).
+    const position = `${v.account}:${v.previous === '0' ? ZERO_HASH : v.previous}`;
+    const held = this.ledger.getBlock(v.block_hash)?.block ?? this.ledger.stagedBlock(v.block_hash)?.block;
+    if (held && position !== `${held.account}:${held.previous}`) return 'ignore';
+    const known = this.positions.get(v.block_hash);
+    if (known !== undefined && known !== position) return 'ignore';
+    this.positions.set(v.block_hash, position);
+    // Remembered only once it counts: neither a forged nor a misplaced vote can shadow a real one.
+    if (this.seen.size >= MAX_SEEN_VOTES) this.seen.clear();
+    this.seen.add(key);
     let votes = this.remote.get(v.block_hash);
     if (!votes) {
-      if (this.remote.size >= MAX_VOTED_HASHES) this.remote.delete(this.remote.keys().next().value!);
+      if (this.remote.size >= MAX_VOTED_HASHES) {
+        const oldest = this.remote.keys().next().value!;
+        this.remote.delete(oldest);
+        this.positions.delete(oldest);
+      }
       this.remote.set(v.block_hash, (votes = new Map()));
     }
     if (votes.get(rep) === true) return 'ignore'; // a final vote is irrevocable
@@ -321,9 +335,12 @@ export class Consensus {
       const weight = weightOf(voters, w.weights);
       return hasQuorum(weight, w.total) || (fallback && weight * 2n > w.total);
     };
-    for (const [voter, final] of this.remote.get(hash) ?? []) {
-      t.converge.add(voter);
-      if (final) t.final.add(voter);
+    const votedAt = this.positions.get(hash);
+    if (votedAt === undefined || votedAt === `${account}:${previous}`) {
+      for (const [voter, final] of this.remote.get(hash) ?? []) {
+        t.converge.add(voter);
+        if (final) t.final.add(voter);
+      }
     }
     const rep = this.localRep;
     if (rep) {
@@ -362,7 +379,10 @@ export class Consensus {
 
   private decide(account: string, height: number): void {
     const t = this.tallies.get(`${account}:${height}`);
-    if (t) this.remote.delete(t.hash);
+    if (t) {
+      this.remote.delete(t.hash);
+      this.positions.delete(t.hash);
+    }
     this.tallies.delete(`${account}:${height}`);
     this.decided.set(account, height);
     this.queue.set(account, height);
