@@ -85,6 +85,8 @@ function submitRoute(node: LedgerNode, type: BlockType): RouteDef {
           reply.code(202);
           return { status: 'conflict', hash: result.block.hash };
         }
+        // A duplicate is re-announced: the client may be retrying because peers never got it (N-11).
+        if (result.status === 'duplicate') void node.p2p?.publishBlock(result.block);
         reply.code(201);
         return blockToJson(result.block, 'node');
       } catch (e) {
