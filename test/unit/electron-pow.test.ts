@@ -13,6 +13,11 @@ import { expectedAttempts, powValid } from '../../node-core/protocol/pow.ts';
  * utility process's message port (structured clone, asynchronous delivery).
  */
 const nodeRunsTs = Boolean((process.features as { typescript?: unknown }).typescript);
+if (!nodeRunsTs) {
+  console.warn(
+    `utility-process PoW tests skipped: Node ${process.version} cannot run .ts workers; use npm test`,
+  );
+}
 
 const MODEST = 'fff0000000000000'; // ~4096 attempts
 const UNREACHABLE = 'ffffffff00000000'; // ~4e9 attempts: minutes
