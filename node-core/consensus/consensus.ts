@@ -174,14 +174,10 @@ export class Consensus {
     if (!st || this.resolving.has(hash)) return;
     const w = this.weights();
     const finals = [...(this.remote.get(hash) ?? [])].filter(([, final]) => final).map(([rep]) => rep);
-    if (!hasQuorum(weightOf(new Set(finals), w.weights), w.total)) return;
-    this.resolving.add(hash);
-    const account = st.block.account;
-    this.ledger
-      .resolveConflict(account, st.height, hash)
-      .then(() => this.drive(account))
-      .catch((err: unknown) => this.onError(err))
-      .finally(() => this.resolving.delete(hash));
+    if (hasQuorum(weightOf(new Set(finals), w.weights), w.total))
+      this.swapIn(st.block.account, st.height, hash);
+    // Otherwise this node's own representative may still have to vote in the conflict.
+    else this.drive(st.block.account);
   }
 
   /**
@@ -313,6 +309,17 @@ export class Consensus {
           return;
         }
       }
+      // In a conflict every representative prefers the lowest hash among the candidates
+      // (reference-behavior.md 2.3), so first-seen splits cannot stall the election.
+      const conflict = this.ledger.conflictAt(account, h);
+      const preferred = conflict ? [...conflict.candidates].sort()[0]! : hash;
+      if (preferred !== hash) {
+        if (this.tally(`${account}:${h}:${preferred}`, account, preferred, block.previous)) {
+          this.swapIn(account, h, preferred);
+        }
+        this.stalled.add(account);
+        return;
+      }
       if (!this.vote(account, h, hash, block.previous)) {
         this.stalled.add(account);
         return;
@@ -324,7 +331,29 @@ export class Consensus {
 
   /** Casts the local representative's votes at a position; true when the block reached finality. */
   private vote(account: string, height: number, hash: string, previous: string): boolean {
-    const key = `${account}:${height}`;
+    return this.tally(`${account}:${height}`, account, hash, previous);
+  }
+
+  /** A staged candidate that won its election is swapped in by the ledger (once). */
+  private swapIn(account: string, height: number, hash: string): void {
+    if (this.resolving.has(hash)) return;
+    this.resolving.add(hash);
+    this.ledger
+      .resolveConflict(account, height, hash)
+      .then(() => {
+        this.tallies.delete(`${account}:${height}:${hash}`);
+        this.drive(account);
+      })
+      .catch((err: unknown) => this.onError(err))
+      .finally(() => this.resolving.delete(hash));
+  }
+
+  /**
+   * The election for one candidate at a position (its tally kept under `key`): remote votes merged,
+   * the local representative's converge vote, its final vote once converge weight decides; true
+   * when final weight decides (67 %, or more than half after the fallback delay).
+   */
+  private tally(key: string, account: string, hash: string, previous: string): boolean {
     let t = this.tallies.get(key);
     if (!t || t.hash !== hash) {
       this.tallies.set(key, (t = { hash, converge: new Set(), final: new Set(), since: Date.now() }));

@@ -488,6 +488,11 @@ export class Ledger {
     return undefined;
   }
 
+  /** The open conflict at a chain position, if any. */
+  conflictAt(account: string, height: number): Conflict | undefined {
+    return this.conflicts.get(`${account}:${height}`);
+  }
+
   /** Open conflicts (GET /conflicts). */
   listConflicts(): Conflict[] {
     return [...this.conflicts.values()];

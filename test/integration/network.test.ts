@@ -395,3 +395,67 @@ describe('a fork made while a node was cut off', () => {
     }
   }, 90_000);
 });
+
+describe('a double spend between two equal representatives', () => {
+  it('is settled by both preferring the lowest hash, without waiting for the fallback', async () => {
+    const a = await startTestNode({ ...P2P });
+    const b = await startTestNode({
+      ...P2P,
+      genesisDir: join(a.dataDir, 'genesis'),
+      dial: [await listenAddr(a)],
+    });
+    try {
+      await waitFor(async () => (await peerCount(a)) === 1, 10_000, 'peers');
+      const bRep = (await b.client.node()).address;
+      // Exactly half of the weight moves to B's representative: neither node can finalize alone.
+      const treasury = await a.wallet(seedOf(a.keys.treasury.seed_hex));
+      const holder = await a.wallet();
+      const big = await treasury.send(holder.address, 21_000_000_000_000n);
+      holder.delegateTo(bRep);
+      await holder.receive({
+        hash: big.hash!,
+        from: treasury.address,
+        amount: big.amount!,
+        asset: 'XE',
+        timestamp: big.timestamp,
+      });
+      const x = await a.wallet();
+      const fund = await x.claim(10_000_000n);
+      for (const t of [a, b]) await waitFor(() => finalizedOn(t, fund.hash!), 15_000, 'funding final');
+
+      const s1 = await x.prepare({
+        type: 'send',
+        asset: 'XE',
+        destination: (await a.wallet()).address,
+        amount: 10_000_000n,
+        balance: 0n,
+      });
+      const s2 = await x.prepare({
+        type: 'send',
+        asset: 'XE',
+        destination: (await b.wallet()).address,
+        amount: 10_000_000n,
+        balance: 0n,
+      });
+      const started = Date.now();
+      await Promise.all([
+        a.client.request('POST', '/blocks/send', blockToJson(s1)),
+        b.client.request('POST', '/blocks/send', blockToJson(s2)),
+      ]);
+      const lowest = [s1.hash!, s2.hash!].sort()[0]!;
+      for (const t of [a, b]) {
+        await waitFor(
+          async () => (await t.client.chain(x.address, 1, 1))?.blocks[0]?.block.hash === lowest,
+          9_000,
+          'lowest hash on chain',
+        );
+        await waitFor(() => finalizedOn(t, lowest), 9_000, 'lowest hash final');
+      }
+      expect(Date.now() - started).toBeLessThan(10_000); // decided by the 67 % quorum, not the fallback
+      for (const t of [a, b])
+        expect((await t.client.get<{ conserved: boolean }>('/supply')).conserved).toBe(true);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 90_000);
+});
