@@ -178,29 +178,40 @@ describe('catching up', () => {
   }, 120_000);
 });
 
+/** Two connected nodes on one network: the first one's representative holds the genesis weight. */
+async function twoNodes(): Promise<[TestNode, TestNode]> {
+  const a = await startTestNode({ ...P2P });
+  const b = await startTestNode({
+    ...P2P,
+    genesisDir: join(a.dataDir, 'genesis'),
+    dial: [await listenAddr(a)],
+  });
+  await waitFor(async () => (await peerCount(a)) === 1, 10_000, 'peers');
+  return [a, b];
+}
+
+/** Moves `amount` of the treasury's XE to a new account that delegates it to `rep`. */
+async function delegate(t: TestNode, rep: string, amount: bigint): Promise<void> {
+  const treasury = await t.wallet(seedOf(t.keys.treasury.seed_hex));
+  const holder = await t.wallet();
+  const sent = await treasury.send(holder.address, amount);
+  holder.delegateTo(rep);
+  await holder.receive({
+    hash: sent.hash!,
+    from: treasury.address,
+    amount,
+    asset: 'XE',
+    timestamp: sent.timestamp,
+  });
+}
+
 describe('two representatives', () => {
   it('reach quorum together when neither holds 67% alone', async () => {
-    const a = await startTestNode({ ...P2P });
-    const b = await startTestNode({
-      ...P2P,
-      genesisDir: join(a.dataDir, 'genesis'),
-      dial: [await listenAddr(a)],
-    });
+    const [a, b] = await twoNodes();
     try {
-      await waitFor(async () => (await peerCount(a)) === 1, 10_000, 'peers');
       const bRep = (await b.client.node()).address;
       // 20M of the 42M XE move to an account that delegates to B's representative: A keeps 52%.
-      const treasury = await a.wallet(seedOf(a.keys.treasury.seed_hex));
-      const holder = await a.wallet();
-      const big = await treasury.send(holder.address, 20_000_000_000_000n);
-      holder.delegateTo(bRep);
-      await holder.receive({
-        hash: big.hash!,
-        from: treasury.address,
-        amount: big.amount!,
-        asset: 'XE',
-        timestamp: big.timestamp,
-      });
+      await delegate(a, bRep, 20_000_000_000_000n);
       await waitFor(
         async () =>
           (await b.client.get<{ weights: Record<string, string> }>('/delegation')).weights[bRep] ===
@@ -398,27 +409,11 @@ describe('a fork made while a node was cut off', () => {
 
 describe('a double spend between two equal representatives', () => {
   it('is settled by both preferring the lowest hash, without waiting for the fallback', async () => {
-    const a = await startTestNode({ ...P2P });
-    const b = await startTestNode({
-      ...P2P,
-      genesisDir: join(a.dataDir, 'genesis'),
-      dial: [await listenAddr(a)],
-    });
+    const [a, b] = await twoNodes();
     try {
-      await waitFor(async () => (await peerCount(a)) === 1, 10_000, 'peers');
       const bRep = (await b.client.node()).address;
       // Exactly half of the weight moves to B's representative: neither node can finalize alone.
-      const treasury = await a.wallet(seedOf(a.keys.treasury.seed_hex));
-      const holder = await a.wallet();
-      const big = await treasury.send(holder.address, 21_000_000_000_000n);
-      holder.delegateTo(bRep);
-      await holder.receive({
-        hash: big.hash!,
-        from: treasury.address,
-        amount: big.amount!,
-        asset: 'XE',
-        timestamp: big.timestamp,
-      });
+      await delegate(a, bRep, 21_000_000_000_000n);
       const x = await a.wallet();
       const fund = await x.claim(10_000_000n);
       for (const t of [a, b]) await waitFor(() => finalizedOn(t, fund.hash!), 15_000, 'funding final');
