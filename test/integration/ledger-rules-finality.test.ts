@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ZERO_HASH } from '../../node-core/protocol/block.ts';
+import { type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import {
   Account,
@@ -85,20 +85,26 @@ describe('finality', () => {
       expect.objectContaining({ name: 'quorum_reachable', ok: false }),
     );
 
-    // A second block at y's unfinalized position is staged as a conflict (decisions D8: 202).
-    const sibling = sealed(
-      {
-        account: y.address,
-        previous: ZERO_HASH,
-        timestamp: nowNs(),
-        type: 'claim',
-        asset: 'XE',
-        amount: XE,
-        balance: XE,
-      },
-      y.seed,
-      kit,
-    );
+    // A second block at y's unfinalized position is staged as a conflict (decisions D8: 202). Its
+    // hash is made higher than the receive's, so the receive wins the conflict (the lowest hash is
+    // every representative's preference) and the test can watch it wait for its source.
+    let sibling: Block;
+    for (let k = 0n; ; k++) {
+      sibling = sealed(
+        {
+          account: y.address,
+          previous: ZERO_HASH,
+          timestamp: nowNs() + k,
+          type: 'claim',
+          asset: 'XE',
+          amount: XE,
+          balance: XE,
+        },
+        y.seed,
+        kit,
+      );
+      if (sibling.hash! > yOpen.hash!) break;
+    }
     const staged = await http(kit.url, 'POST', '/blocks/claim', blockToJson(sibling));
     expect(staged.status).toBe(202);
     expect(staged.body).toEqual({ status: 'conflict', hash: sibling.hash });
@@ -131,8 +137,9 @@ describe('finality', () => {
     await waitFinal(kit, x.address);
     expect((await http(kit.url, 'GET', `/blocks/${xOpen.hash}`)).body).toMatchObject({ finalized: true });
     expect((await http(kit.url, 'GET', '/ready')).status).toBe(200);
-    // y's first block won its position by finalizing: the staged sibling is gone.
+    // y's receive (the lower hash) won its position by finalizing: the staged sibling is gone.
     expect((await http(kit.url, 'GET', `/conflicts/${y.address}`)).status).toBe(404);
     expect((await http(kit.url, 'GET', `/blocks/${sibling.hash}`)).status).toBe(404);
+    expect((await http(kit.url, 'GET', `/blocks/${yOpen.hash}`)).body).toMatchObject({ finalized: true });
   });
 });
