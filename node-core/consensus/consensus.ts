@@ -314,13 +314,18 @@ export class Consensus {
       const conflict = this.ledger.conflictAt(account, h);
       const preferred = conflict ? [...conflict.candidates].sort()[0]! : hash;
       if (preferred !== hash) {
-        if (this.tally(`${account}:${h}:${preferred}`, account, preferred, block.previous)) {
+        // This node's votes go to the preferred (staged) candidate, but the one on chain may still
+        // win by the others' votes: both tallies are counted.
+        if (this.tally(`${account}:${h}:${preferred}`, account, preferred, block.previous, true)) {
           this.swapIn(account, h, preferred);
+          this.stalled.add(account);
+          return;
         }
-        this.stalled.add(account);
-        return;
-      }
-      if (!this.vote(account, h, hash, block.previous)) {
+        if (!this.tally(`${account}:${h}`, account, hash, block.previous, false)) {
+          this.stalled.add(account);
+          return;
+        }
+      } else if (!this.vote(account, h, hash, block.previous)) {
         this.stalled.add(account);
         return;
       }
@@ -331,7 +336,7 @@ export class Consensus {
 
   /** Casts the local representative's votes at a position; true when the block reached finality. */
   private vote(account: string, height: number, hash: string, previous: string): boolean {
-    return this.tally(`${account}:${height}`, account, hash, previous);
+    return this.tally(`${account}:${height}`, account, hash, previous, true);
   }
 
   /** A staged candidate that won its election is swapped in by the ledger (once). */
@@ -353,7 +358,7 @@ export class Consensus {
    * the local representative's converge vote, its final vote once converge weight decides; true
    * when final weight decides (67 %, or more than half after the fallback delay).
    */
-  private tally(key: string, account: string, hash: string, previous: string): boolean {
+  private tally(key: string, account: string, hash: string, previous: string, castLocal: boolean): boolean {
     let t = this.tallies.get(key);
     if (!t || t.hash !== hash) {
       this.tallies.set(key, (t = { hash, converge: new Set(), final: new Set(), since: Date.now() }));
@@ -371,7 +376,7 @@ export class Consensus {
         if (final) t.final.add(voter);
       }
     }
-    const rep = this.localRep;
+    const rep = castLocal ? this.localRep : undefined;
     if (rep) {
       const weight = w.weights.get(rep.address) ?? 0n;
       if (weight > 0n && !t.converge.has(rep.address)) {
