@@ -1,5 +1,3 @@
-import { request as httpRequest } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
 import { expect } from 'vitest';
 import { blockHashBytes, type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
@@ -9,6 +7,7 @@ import { type JsonValue, parseJson, stringifyJson } from '../../node-core/protoc
 import { type KeyPair, keyPairFromSeed, randomSeed, signBytes } from '../../node-core/protocol/keys.ts';
 import { parseDifficulty, powHash, solvePowJs } from '../../node-core/protocol/pow.ts';
 import type { TestNode } from './node.ts';
+import { type RawResponse, rawHttp } from './raw-http.ts';
 
 /**
  * Building blocks for HTTP integration tests of the ledger: raw HTTP, blocks signed and solved by
@@ -67,45 +66,17 @@ export async function http(
   return { status: res.status, headers: res.headers, text, body: parsed };
 }
 
-export interface RawResult {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-}
-
-/** node:http request, for headers fetch will not let us set (Host, Origin). */
+/** node:http request, for headers fetch will not let us set (Host, Origin); a body goes chunked. */
 export function rawRequest(
   url: string,
   opts: { method?: string; path: string; headers?: Record<string, string>; body?: string; setHost?: boolean },
-): Promise<RawResult> {
+): Promise<RawResponse> {
   const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: u.hostname,
-        port: Number(u.port),
-        method: opts.method ?? 'GET',
-        path: opts.path,
-        headers: opts.headers,
-        setHost: opts.setHost ?? true,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    if (opts.body !== undefined) req.write(opts.body);
-    req.end();
+  return rawHttp(Number(u.port), {
+    ...opts,
+    host: u.hostname,
+    chunked: true,
+    noHost: opts.setHost === false,
   });
 }
 

@@ -1,14 +1,13 @@
-import { request as httpRequest } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../node-core/api/errors.ts';
 import { PROXY_HINTS } from '../../node-core/api/proxy.ts';
 import { defineRoute, defineRoutes } from '../../node-core/api/route-table.ts';
 import { createApiServer } from '../../node-core/api/server.ts';
 import type { ApiServerOptions } from '../../node-core/api/server.ts';
+import { apiServerStarter } from '../helpers/api-server.ts';
+import { rawHttp } from '../helpers/raw-http.ts';
+import type { RawResponse as Response } from '../helpers/raw-http.ts';
 
 /**
  * The proxy form (decisions D11) of a small table, served by createApiServer under /api/v1 and /api
@@ -90,61 +89,22 @@ const routes = defineRoutes(
   },
 );
 
-interface Response {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-  json: unknown;
-}
-
-let servers: FastifyInstance[] = [];
-
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
+const startServer = apiServerStarter({
+  routes,
+  rateLimit: false,
+  security: { bindAddress: '127.0.0.1', corsOrigins: ['http://127.0.0.1:8080'], adminToken: 's3cret' },
+  info: { name: 'test-node', version: '9.9.9' },
 });
 
-async function start(overrides: Partial<ApiServerOptions> = {}): Promise<number> {
-  const app = createApiServer({
-    routes,
-    rateLimit: false,
-    security: { bindAddress: '127.0.0.1', corsOrigins: ['http://127.0.0.1:8080'], adminToken: 's3cret' },
-    info: { name: 'test-node', version: '9.9.9' },
-    ...overrides,
-  });
-  servers.push(app);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  return (app.server.address() as AddressInfo).port;
-}
+const start = async (overrides: Partial<ApiServerOptions> = {}): Promise<number> =>
+  (await startServer(overrides)).port;
 
 function raw(
   port: number,
   path: string,
   opts: { method?: string; body?: string; headers?: Record<string, string> } = {},
 ): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.body !== undefined) headers['content-length'] = String(Buffer.byteLength(opts.body));
-    const req = httpRequest(
-      { host: '127.0.0.1', port, method: opts.method ?? 'GET', path, headers },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(opts.body);
-  });
+  return rawHttp(port, { ...opts, path });
 }
 
 const RATE_HEADERS = [

@@ -1,14 +1,13 @@
-import { request as httpRequest } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../node-core/api/errors.ts';
 import { defineRoute, defineRoutes } from '../../node-core/api/route-table.ts';
-import { createApiServer, indentJson, serializeJson } from '../../node-core/api/server.ts';
+import { indentJson, serializeJson } from '../../node-core/api/server.ts';
 import type { ApiServerOptions } from '../../node-core/api/server.ts';
 import { ProtocolError } from '../../node-core/protocol/errors.ts';
+import { apiServerStarter } from '../helpers/api-server.ts';
+import { rawHttp as raw } from '../helpers/raw-http.ts';
+import type { RawResponse as Response } from '../helpers/raw-http.ts';
 
 const routes = defineRoutes(
   {
@@ -111,93 +110,14 @@ const routes = defineRoutes(
   },
 );
 
-interface Response {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-  json: unknown;
-}
+const DEFAULTS: ApiServerOptions = {
+  routes,
+  rateLimit: false,
+  security: { bindAddress: '127.0.0.1', corsOrigins: ['http://127.0.0.1:8080'], adminToken: 's3cret' },
+  info: { name: 'test-node', version: '9.9.9' },
+};
 
-interface Started {
-  app: FastifyInstance;
-  port: number;
-  base: string;
-}
-
-let servers: FastifyInstance[] = [];
-
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
-
-async function start(overrides: Partial<ApiServerOptions> = {}): Promise<Started> {
-  const app = createApiServer({
-    routes,
-    rateLimit: false,
-    security: { bindAddress: '127.0.0.1', corsOrigins: ['http://127.0.0.1:8080'], adminToken: 's3cret' },
-    info: { name: 'test-node', version: '9.9.9' },
-    ...overrides,
-  });
-  servers.push(app);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const port = (app.server.address() as AddressInfo).port;
-  return { app, port, base: `http://127.0.0.1:${port}` };
-}
-
-interface RawOptions {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string | Buffer;
-  /** Stream the body in chunks without Content-Length. */
-  chunked?: boolean;
-  /** Omit the Host header. */
-  noHost?: boolean;
-}
-
-/** node:http, so Host and raw bytes are under the test's control (fetch forbids both). */
-function raw(port: number, opts: RawOptions): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.body !== undefined && !opts.chunked)
-      headers['content-length'] = String(Buffer.byteLength(opts.body));
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        method: opts.method ?? 'GET',
-        path: opts.path,
-        headers,
-        setHost: !opts.noHost,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-      },
-    );
-    // The server may answer (and close) before an oversized upload finishes: that is not a failure.
-    req.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') reject(e);
-    });
-    if (opts.body !== undefined && opts.chunked) {
-      const buf = Buffer.from(opts.body);
-      const step = 64 * 1024;
-      for (let i = 0; i < buf.length; i += step) req.write(buf.subarray(i, i + step));
-      req.end();
-    } else req.end(opts.body);
-  });
-}
+const start = apiServerStarter(DEFAULTS);
 
 function expectNodeError(res: Response, status: number, message?: string): void {
   expect(res.status).toBe(status);
