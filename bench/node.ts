@@ -1,7 +1,6 @@
 import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
@@ -14,7 +13,8 @@ import { solvePowJs } from '../node-core/protocol/pow.ts';
 import { blockHashBytesNode } from '../node-core/fastpath/block-hash.ts';
 import { signBytesNode, verifyBytesNode } from '../node-core/fastpath/ed25519.ts';
 import { LedgerNode } from '../node-core/node.ts';
-import { httpPost, loadGet } from './load.ts';
+import { LeanHttpConnection } from './lean-http.ts';
+import { loadGet } from './load.ts';
 import { fmtRate, measureRate, ratio } from './measure.ts';
 import { spawnNode } from './spawn-node.ts';
 
@@ -166,15 +166,17 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     log(
       `ingest: pre-built ${total} signed, solved blocks (claims and sends) in ${((performance.now() - t) / 1000).toFixed(1)} s`,
     );
-    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    const conns = streams.map(() => LeanHttpConnection.forUrl(node.url));
     let failed = 0;
     let firstError = '';
+    const serverCpu0 = cpuSeconds(node.proc.pid!);
+    const clientCpu0 = process.cpuUsage();
     const start = performance.now();
     await Promise.all(
-      streams.map(async (bodies) => {
+      streams.map(async (bodies, c) => {
         for (const body of bodies) {
           const type = body.slice(9, body.indexOf('"', 9));
-          const r = await httpPost(`${node.url}/blocks/${type}`, body, agent);
+          const r = await conns[c]!.post(`/blocks/${type}`, body);
           if (r.status !== 201) {
             failed++;
             firstError ||= `${r.status} ${r.body}`;
@@ -183,14 +185,27 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
       }),
     );
     const secs = (performance.now() - start) / 1000;
-    agent.destroy();
+    const serverUs = ((cpuSeconds(node.proc.pid!) - serverCpu0) / total) * 1e6;
+    const cu = process.cpuUsage(clientCpu0);
+    const clientUs = (cu.user + cu.system) / total;
+    for (const c of conns) c.close();
     const rate = total / secs;
     log(
       `ingest: ${total} blocks over HTTP, ${CLIENTS} clients: ${fmtRate(rate)} blocks` +
         ` (${ratio(rate, verify.perSecond)} of 1-thread Ed25519 verify; target 0.70)${failed ? `; ${failed} FAILED, first: ${firstError}` : ''}`,
     );
+    // Where the cycles go: the node (all its threads) and this client share the machine's cores, so
+    // together they bound the rate no matter how well the node overlaps its work.
+    const cores = availableParallelism();
+    log(
+      `ingest: CPU per block: node ${serverUs.toFixed(0)} µs (all threads; verify alone ≈ ${(1e6 / verify.perSecond).toFixed(0)} µs),` +
+        ` client ${clientUs.toFixed(0)} µs; ${cores} cores → CPU ceiling ${fmtRate((cores * 1e6) / (serverUs + clientUs))} blocks` +
+        ` (${ratio((cores * 1e6) / (serverUs + clientUs), verify.perSecond)})`,
+    );
     return {
       ed25519_verify_1thread_per_s: verify.perSecond,
+      ingest_node_cpu_us_per_block: serverUs,
+      ingest_client_cpu_us_per_block: clientUs,
       ingest_blocks_per_s: rate,
       ingest_ratio: rate / verify.perSecond,
       ingest_failed: failed,
@@ -300,6 +315,14 @@ export async function fillStore(dir: string, n: number, log: (l: string) => void
   } finally {
     await node.stop();
   }
+}
+
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces): utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
 }
 
 function rssMb(pid: number): number {
