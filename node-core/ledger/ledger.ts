@@ -24,7 +24,6 @@ import {
   pendingKey,
   seqKey,
 } from './codec.ts';
-import { bytesToHex as hex } from '../protocol/hex.ts';
 import { type Counters, CountersBook } from './counters.ts';
 
 /**
@@ -146,6 +145,8 @@ export class Ledger {
 
   start(): void {
     this.counters.load();
+    this.loadConflicts();
+    if (this.conflicts.size > 0) this.store.root.transactionSync(() => this.sweepConflicts());
   }
 
   /** Lets consensus finalize blocks in their own transaction where its votes alone decide. */
@@ -479,7 +480,68 @@ export class Ledger {
       throw new LedgerError('fork_unfinalized', 'too many blocks at this chain position');
     c.candidates.add(block.hash);
     this.staged.set(block.hash, { block, height });
+    // Durable with the group: a restart resumes the vote on this position instead of forgetting it.
+    this.saveConflict(key, c);
+    this.store.staged.putSync(hashKey(block.hash), encodeBlockRecord({ block, height }));
     return { status: 'conflict', block, height };
+  }
+
+  // ---- conflict records (memory is a cache of the store's records, written in the same group) ----
+
+  private loadConflicts(): void {
+    this.conflicts.clear();
+    this.staged.clear();
+    for (const { key, value } of this.store.conflicts.getRange()) {
+      const o = JSON.parse(value) as { previous: string; candidates: string[]; detected_at: string };
+      const at = key.lastIndexOf(':');
+      this.conflicts.set(key, {
+        account: key.slice(0, at),
+        height: Number(key.slice(at + 1)),
+        previous: o.previous,
+        candidates: new Set(o.candidates),
+        detected_at: BigInt(o.detected_at),
+      });
+    }
+    for (const { value } of this.store.staged.getRange()) {
+      const r = decodeBlockRecord(value) as BlockRecord & { block: SignedBlock };
+      this.staged.set(r.block.hash, { block: r.block, height: r.height });
+    }
+  }
+
+  private saveConflict(key: string, c: Conflict): void {
+    const record = {
+      previous: c.previous,
+      candidates: [...c.candidates],
+      detected_at: c.detected_at.toString(),
+    };
+    this.store.conflicts.putSync(key, JSON.stringify(record));
+  }
+
+  /** Removes a settled conflict and its staged candidates, from memory and (in this write) the store. */
+  private dropConflict(key: string, c: Conflict): void {
+    for (const h of c.candidates) {
+      this.staged.delete(h);
+      this.store.staged.removeSync(hashKey(h));
+    }
+    this.conflicts.delete(key);
+    this.store.conflicts.removeSync(key);
+  }
+
+  /**
+   * Drops conflict records whose position no longer exists as recorded (C-14): undone by a cascade
+   * rollback, taken by a block that is not a candidate, or finalized. Returns how many it dropped.
+   */
+  private sweepConflicts(): number {
+    let dropped = 0;
+    for (const [key, c] of [...this.conflicts]) {
+      const acct = this.getAccount(c.account);
+      const onChain = acct && acct.height >= c.height ? this.hashAt(c.account, c.height) : undefined;
+      if (acct && acct.final_height < c.height && onChain !== undefined && c.candidates.has(onChain))
+        continue;
+      this.dropConflict(key, c);
+      dropped++;
+    }
+    return dropped;
   }
 
   /** An open conflict on the account, if any. */
@@ -566,8 +628,10 @@ export class Ledger {
         throw e;
       }
     }
-    if (c) for (const h of c.candidates) this.staged.delete(h);
-    this.conflicts.delete(key);
+    if (c) this.dropConflict(key, c);
+    else this.store.conflicts.removeSync(key);
+    // A cascade may have undone positions where other conflicts were open.
+    this.sweepConflicts();
   }
 
   /** Undoes an account's frontier block and its side effects (refused for a finalized block). */
@@ -841,7 +905,9 @@ export class Ledger {
         if (accepted.length > 0) for (const fn of this.listeners) fn(accepted);
       },
       (err: Error) => {
-        // The whole group failed (an I/O error, or a bug mid-write): nothing of it was written.
+        // The whole group failed (an I/O error, or a bug mid-write): nothing of it was written, so
+        // the conflict cache goes back to what the store holds.
+        this.loadConflicts();
         if (taken.length === 0) {
           this.writeScheduled = false;
           taken = this.writeQueue;
@@ -920,9 +986,7 @@ export class Ledger {
       // A position final with its on-chain block settles any conflict there: the siblings lost.
       for (let h = acct.final_height + 1; h <= to; h++) {
         const c = this.conflicts.get(`${account}:${h}`);
-        if (!c) continue;
-        for (const x of c.candidates) this.staged.delete(x);
-        this.conflicts.delete(`${account}:${h}`);
+        if (c) this.dropConflict(`${account}:${h}`, c);
       }
       this.writeAccount(account, { ...acct, final_height: to, final_balances: fb });
       if (to === acct.height) this.store.unfinal.removeSync(account);
@@ -1003,7 +1067,7 @@ export class Ledger {
   /** Block hash at a chain height (1-based). */
   hashAt(address: string, height: number): string | undefined {
     const entry = this.store.accounts.get(chainKey(address, height));
-    return entry === undefined ? undefined : hex(entry.subarray(8, 40));
+    return entry === undefined ? undefined : bytesToHex(entry.subarray(8, 40));
   }
 
   listAccounts(offset: number, limit: number): { address: string; account: AccountRecord }[] {
@@ -1102,7 +1166,7 @@ export class Ledger {
     // Sub-keys sort after the record key (tag 0x00), so starting at tag 0x01 skips `after` itself.
     const range = after === undefined ? {} : { start: accountRange(after, 'chain').start };
     for (const { key, value } of this.store.accounts.getRange(range)) {
-      if (isRecordKey(key)) yield [hex(key.subarray(0, 32)), decodeAccount(value)];
+      if (isRecordKey(key)) yield [bytesToHex(key.subarray(0, 32)), decodeAccount(value)];
     }
   }
 

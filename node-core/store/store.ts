@@ -36,6 +36,13 @@ export class Store {
   readonly reps: Database<string, string>;
   /** accounts whose final height is below their height -> '' (re-driven at start) */
   readonly unfinal: Database<string, string>;
+  /**
+   * Open conflicts: position `account:height` -> {previous, candidates, detected_at} JSON. Kept with
+   * the blocks they concern, so a restart resumes the vote instead of forgetting the fork.
+   */
+  readonly conflicts: Database<string, string>;
+  /** Staged conflict candidates: block hash (32 bytes) -> block record (ledger/codec.ts) */
+  readonly staged: Database<Uint8Array, Uint8Array>;
   /** state-chain index -> state block JSON (op values verbatim) */
   readonly stateBlocks: Database<string, number>;
   /** state-chain key -> value JSON text, verbatim */
@@ -54,6 +61,8 @@ export class Store {
     this.accounts = bin('accounts');
     this.reps = text<string>('reps');
     this.unfinal = text<string>('unfinal');
+    this.conflicts = text<string>('conflicts');
+    this.staged = bin('staged');
     this.stateBlocks = text<number>('state_blocks');
     this.kv = text<string>('kv');
   }
