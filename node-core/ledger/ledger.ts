@@ -1071,11 +1071,21 @@ export class Ledger {
   }
 
   listAccounts(offset: number, limit: number): { address: string; account: AccountRecord }[] {
-    const out: { address: string; account: AccountRecord }[] = [];
+    // The offset is walked over keys alone: nothing is read or decoded for the accounts skipped.
+    let start: Uint8Array | undefined;
     let skipped = 0;
-    for (const [address, account] of this.allAccounts()) {
-      if (skipped++ < offset) continue;
-      out.push({ address, account });
+    for (const key of this.store.accounts.getKeys({})) {
+      if (!isRecordKey(key)) continue;
+      if (skipped++ === offset) {
+        start = new Uint8Array(key); // a copy: the iterator may reuse its key buffer
+        break;
+      }
+    }
+    const out: { address: string; account: AccountRecord }[] = [];
+    if (start === undefined) return out;
+    for (const { key, value } of this.store.accounts.getRange({ start })) {
+      if (!isRecordKey(key)) continue;
+      out.push({ address: bytesToHex(key.subarray(0, 32)), account: decodeAccount(value) });
       if (out.length >= limit) break;
     }
     return out;
