@@ -439,25 +439,30 @@ export class Ledger {
         `block conflicts with unfinalized block ${sibling} at the same chain position`,
       );
     }
-    const parent = (asset: string) => this.balanceAt(account, height - 1, asset);
-    const amount = block.amount ?? 0n;
+    // The full rules of the block's type, against the account as it stood at the parent (C-16): a
+    // sibling that could never be applied must not open a conflict it might win by hash order.
+    const parentAcct = this.accountAt(account, acct, height - 1);
+    if (block.timestamp < parentAcct.last_timestamp) {
+      throw new LedgerError('timestamp_order', "timestamp is earlier than the previous block's");
+    }
+    const old = this.balanceAt(account, height - 1, block.asset);
     let expected: bigint;
-    if (block.type === 'send' || block.type === 'burn') {
-      if (amount <= 0n || amount > parent(block.asset))
-        throw new LedgerError('insufficient_balance', 'insufficient balance at the fork');
-      expected = parent(block.asset) - amount;
-    } else if (block.type === 'receive') {
+    if (block.type === 'receive') {
+      // Its source must be pending once this branch is undone: pending now, or received above the fork.
       const src = this.readBlock(block.source!);
-      if (
-        !src ||
-        src.block.type !== 'send' ||
-        src.block.destination !== account ||
-        src.block.asset !== block.asset
-      ) {
+      if (!src || src.block.type !== 'send' || src.block.destination !== account) {
         throw new LedgerError('source_not_pending', 'source send not pending');
       }
-      expected = parent(block.asset) + src.block.amount!;
-    } else expected = parent(block.asset) + amount;
+      if (src.block.asset !== block.asset)
+        throw new LedgerError('wrong_asset', `the pending send is in ${src.block.asset}`);
+      if (!this.pendingAbove(account, block.source!, height))
+        throw new LedgerError('source_received', 'source send already received');
+      const amount = block.amount ?? 0n;
+      if (amount !== 0n && amount !== src.block.amount)
+        throw new LedgerError('balance_mismatch', 'amount differs from the send');
+      expected = old + src.block.amount!;
+      if (expected > U64_MAX) throw new LedgerError('overflow', 'balance would exceed 2^64-1');
+    } else expected = this.applyType(block, parentAcct, old).balance;
     if (block.balance !== expected) {
       throw new LedgerError(
         'balance_mismatch',
@@ -484,6 +489,33 @@ export class Ledger {
     this.saveConflict(key, c);
     this.store.staged.putSync(hashKey(block.hash), encodeBlockRecord({ block, height }));
     return { status: 'conflict', block, height };
+  }
+
+  /**
+   * The account as it stood after its block at `height` (0: before its first block), as far as the
+   * type rules read it: claims still in the faucet window, last timestamp.
+   */
+  private accountAt(address: string, acct: AccountRecord, height: number): AccountRecord {
+    let claims = acct.claims ?? [];
+    for (let h = acct.height; h > height; h--) {
+      const b = this.blockAt(address, h)!.block;
+      if (b.type !== 'claim') continue;
+      const i = claims.findIndex(([t, v]) => t === b.timestamp && v === b.amount);
+      if (i >= 0) claims = claims.filter((_, k) => k !== i);
+    }
+    const last = height === 0 ? 0n : this.blockAt(address, height)!.block.timestamp;
+    return { ...acct, height, claims, last_timestamp: last };
+  }
+
+  /** True when `source` is pending to `address` once its chain is undone down to below `height`. */
+  private pendingAbove(address: string, source: string, height: number): boolean {
+    if (this.store.accounts.get(pendingKey(address, source)) !== undefined) return true;
+    const acct = this.getAccount(address)!;
+    for (let h = height; h <= acct.height; h++) {
+      const b = this.blockAt(address, h)!.block;
+      if (b.type === 'receive' && b.source === source) return true;
+    }
+    return false;
   }
 
   // ---- conflict records (memory is a cache of the store's records, written in the same group) ----

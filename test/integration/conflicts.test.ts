@@ -15,11 +15,11 @@ import {
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
 /**
- * A staged conflict candidate is part of the ledger's durable state (issue "The network": a restart
- * must not forget a fork). The test stalls finality by delegating most weight to a representative
- * that never votes, stages a sibling at an unfinalized position, restarts the node, and then lets the
- * sibling (the lower hash, every representative's preference) win: only possible if its body and
- * the conflict record survived the restart.
+ * Conflicts on one node (reference-behavior.md 2.5 and section 9: C-14, C-16), with finality stalled
+ * by delegating most weight to a representative that never votes, so positions stay open:
+ * a staged candidate and its conflict survive a restart (the candidate can still win afterwards);
+ * a conflict whose position a cascade rollback undid is swept instead of wedging the account; and a
+ * sibling is staged only if it passes every rule of its type against the parent state.
  */
 /** Re-seals `make(k)` for k = 0, 1, ... until its hash satisfies `ok` (hashes are uniform). */
 function sealUntil(make: (k: bigint) => Block, ok: (hash: string) => boolean): Block {
@@ -60,7 +60,7 @@ async function restoreFinality(kit: Kit, x: Account, to: string): Promise<void> 
   );
 }
 
-describe('conflicts across a restart', () => {
+describe('conflicts', () => {
   let t: TestNode | undefined;
   afterAll(async () => {
     await t?.stop();
@@ -208,5 +208,57 @@ describe('conflicts across a restart', () => {
     // b is free again: its claim, submitted anew, is accepted as an ordinary opening block.
     expect((await http(kit.url, 'POST', '/blocks/claim', blockToJson(claimB))).status).toBe(201);
     await waitFinal(kit, b.address, 10_000);
+  });
+
+  it('stages a sibling only when the full rules of its type pass at the parent (C-16)', async () => {
+    await t?.stop();
+    t = await startTestNode();
+    const kit = await kitOf(t);
+    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
+    await treasury.sync();
+    await stallFinality(kit, treasury);
+    const m = new Account(kit);
+    await m.claim(600n * XE);
+    const opening = (fields: Partial<Block>, k: bigint): Block =>
+      sealed(
+        { account: m.address, previous: ZERO_HASH, timestamp: nowNs() + k, asset: 'XE', ...fields } as Block,
+        m.seed,
+        kit,
+      );
+    const refused = async (b: Block, reason: RegExp) => {
+      const r = await http(kit.url, 'POST', `/blocks/${b.type}`, blockToJson(b));
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect((r.body as { error: string }).error).toMatch(reason);
+    };
+    // Each would have balanced against the parent, but breaks a rule of its type.
+    await refused(opening({ type: 'mint', asset: 'XUSD', amount: 5n, balance: 5n }, 1n), /not a minter/);
+    await refused(opening({ type: 'claim', amount: 1001n * XE, balance: 1001n * XE }, 2n), /claim limit/);
+    await refused(opening({ type: 'claim', amount: 0n, balance: 0n }, 3n), /greater than 0/);
+    expect((await http(kit.url, 'GET', `/conflicts/${m.address}`)).status).toBe(404);
+
+    // A receive of a send this chain already received below the fork would credit it twice.
+    const s1 = await treasury.send(m.address, 5n * XE);
+    await m.receive(s1);
+    const top = await m.claim(XE);
+    const again = sealed(
+      {
+        account: m.address,
+        previous: top.previous,
+        timestamp: top.timestamp,
+        type: 'receive',
+        asset: 'XE',
+        source: s1.hash!,
+        balance: m.bal() - XE + 5n * XE,
+      },
+      m.seed,
+      kit,
+    );
+    await refused(again, /already received/);
+    expect((await http(kit.url, 'GET', `/conflicts/${m.address}`)).status).toBe(404);
+
+    // Within the rules, a sibling is staged.
+    const ok = opening({ type: 'claim', amount: 900n * XE, balance: 900n * XE }, 4n);
+    expect((await http(kit.url, 'POST', '/blocks/claim', blockToJson(ok))).status).toBe(202);
+    expect((await http(kit.url, 'GET', `/conflicts/${m.address}`)).status).toBe(200);
   });
 });
