@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import { createApiServer } from './api/server.ts';
 import { buildRoutes } from './api/routes/index.ts';
 import { registerUi, UI_PATH } from './api/ui-static.ts';
-import { Consensus } from './consensus/consensus.ts';
+import { Consensus, type ConsensusTiming } from './consensus/consensus.ts';
+import type { VoteThrottleOptions } from './consensus/vote-throttle.ts';
 import { signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
 import {
@@ -24,7 +25,10 @@ import { LedgerError } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 // The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
 // good part of a second to load, which a node without peers should not pay at start-up.
+import type { Directory } from './net/directory.ts';
+import type { ElectionPuller, ElectionPullOptions } from './net/election-pull.ts';
 import type { P2PHost, Verdict } from './net/host.ts';
+import type { SelfRegistration, SelfRegistrationOptions } from './net/self-registration.ts';
 import type { Syncer } from './net/sync.ts';
 import { StateChainError } from './statechain/statechain.ts';
 import { hexToBytes } from './protocol/hex.ts';
@@ -61,6 +65,18 @@ export interface NodeOptions {
   p2pBind?: string;
   /** Multiaddrs of peers to keep connected to. */
   dial?: string[];
+  /** Inbound peer-to-peer connections from one IPv4 address or IPv6 /56 (default 8). */
+  p2pMaxInboundPerIp?: number;
+  /** Inbound peer-to-peer connections in all (default 64). */
+  p2pMaxInbound?: number;
+  /** Timings of the consensus liveness loops (re-affirm, fallback, ...); defaults per the spec. */
+  consensusTiming?: ConsensusTiming;
+  /** The per-election converge-vote throttle. */
+  voteThrottle?: VoteThrottleOptions;
+  /** Pulling votes of stalled elections and bodies of phantom hashes from peers. */
+  electionPull?: ElectionPullOptions;
+  /** Re-registration of this node in the directory (default every 15 minutes). */
+  selfRegistration?: SelfRegistrationOptions;
   /** Signature-verification worker threads (default 1; 0 verifies on the main thread). */
   verifyThreads?: number;
   /** Extra origins allowed by CORS besides the node's own. */
@@ -127,6 +143,10 @@ export class LedgerNode {
   api!: FastifyInstance;
   p2p: P2PHost | undefined;
   syncer: Syncer | undefined;
+  electionPuller: ElectionPuller | undefined;
+  /** Which node serves which account (representatives included), learned from gossip. */
+  directory: Directory | undefined;
+  selfRegistration: SelfRegistration | undefined;
   /** Blocks that arrived by gossip: they are relayed by gossip itself, not published again. */
   private readonly fromGossip = new Set<string>();
   /** Gossiped blocks waiting for the block they depend on, by that block's hash. */
@@ -195,6 +215,8 @@ export class LedgerNode {
         verify: verifyBytesNode,
         sign: signBytesNode,
         onError: (err) => this.log?.error({ err }, 'finalization failed'),
+        timing: this.opts.consensusTiming,
+        throttle: this.opts.voteThrottle,
       });
       this.consensus.start(this.ledger.unfinalizedAccounts());
       this.setupAdminToken();
@@ -208,6 +230,9 @@ export class LedgerNode {
 
   async stop(): Promise<void> {
     await this.api?.close();
+    this.electionPuller?.stop();
+    this.selfRegistration?.stop();
+    this.directory?.stop();
     this.syncer?.stop();
     await this.p2p?.stop();
     await this.consensus?.stop();
@@ -378,12 +403,26 @@ export class LedgerNode {
    * is announced to its peers.
    */
   private async startP2P(): Promise<void> {
-    const [{ P2PHost }, { loadPeerKey }, { Syncer }, { NETCHECK_VERSION }] = await Promise.all([
+    const [
+      { P2PHost },
+      { loadPeerKey },
+      { Syncer },
+      { NETCHECK_VERSION, NODE_FEATURES },
+      { ElectionPuller },
+      { Directory },
+      { SelfRegistration },
+    ] = await Promise.all([
       import('./net/host.ts'),
       import('./net/peer-key.ts'),
       import('./net/sync.ts'),
       import('./net/netcheck.ts'),
+      import('./net/election-pull.ts'),
+      import('./net/directory.ts'),
+      import('./net/self-registration.ts'),
     ]);
+    const directory = new Directory({ now: this.now, verify: verifyBytesNode });
+    this.directory = directory;
+    directory.start();
     const host = this.opts.p2pBind ?? '0.0.0.0';
     const port = this.opts.p2pPort ?? 7075;
     const family = host.includes(':') ? 'ip6' : 'ip4';
@@ -395,16 +434,23 @@ export class LedgerNode {
         hello: {
           network_id: this.statechain.networkId,
           version: NETCHECK_VERSION,
-          features: [],
+          features: [...NODE_FEATURES],
           genesis_hash: this.genesisHash,
         },
         log: this.log,
+        maxInboundPerIp: this.opts.p2pMaxInboundPerIp,
+        maxInbound: this.opts.p2pMaxInbound,
       },
       {
         onBlock: (block) => this.blockFromPeer(block),
         onVote: (vote) => this.consensus.onVote(vote),
-        onPeer: (peer) => this.syncer?.request(peer),
-        onRequest: (type, payload) => this.syncer?.answer(type, payload) ?? Promise.resolve(undefined),
+        onPeer: (peer) => {
+          this.syncer?.request(peer);
+          this.selfRegistration?.peerConnected();
+        },
+        onRegistration: (r) => directory.offer(r),
+        onRequest: async (type, payload) =>
+          (await this.syncer?.answer(type, payload)) ?? this.electionPuller?.answer(type, payload),
         onStateBlock: async (block) => {
           try {
             const r = await this.statechain.submit(block);
@@ -435,6 +481,24 @@ export class LedgerNode {
     });
     this.syncer.start();
     for (const peer of p2p.peers()) this.syncer.request(peer.id);
+    this.electionPuller = new ElectionPuller(
+      { host: p2p, consensus: this.consensus, ledger: this.ledger, log: this.log },
+      { stalledAfterMs: this.opts.consensusTiming?.fallbackMs, ...this.opts.electionPull },
+    );
+    this.electionPuller.start();
+    this.selfRegistration = new SelfRegistration(
+      {
+        directory,
+        publish: (r) => void p2p.publishRegistration(r),
+        seed: hexToBytes(this.nodeKey.seed_hex),
+        pubKey: this.nodeKey.pub_key,
+        nodePeer: p2p.peerId,
+        now: this.now,
+        sign: signBytesNode,
+      },
+      this.opts.selfRegistration,
+    );
+    this.selfRegistration.start();
     this.consensus.setSink({ broadcast: (vote, weight) => void p2p.publishVote(vote, weight) });
     this.ledger.onCommitted((batch) => {
       for (const c of batch) {

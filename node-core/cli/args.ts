@@ -26,6 +26,10 @@ export interface CliOptions {
   p2pPort: number;
   p2pBind: string;
   dial: string[];
+  /** Inbound peer-to-peer connections per IPv4 address or IPv6 /56 (the node's default when unset). */
+  maxConnsPerIp?: number;
+  /** Inbound peer-to-peer connections in all (the node's default when unset). */
+  maxInboundConns?: number;
   logLevel: string;
   /** Folder of the built GUI; false serves none; undefined is the node's default. */
   uiDir?: string | false;
@@ -52,6 +56,9 @@ Options:
   --p2p-bind ADDR         peer-to-peer listen address (default 0.0.0.0)
   --dial ADDRS            comma-separated multiaddrs of peers to connect to, e.g.
                           /ip4/192.0.2.7/tcp/7075/p2p/12D3KooW...
+  --max-conns-per-ip N    inbound peer connections from one IPv4 address or IPv6 /56
+                          (default 8)
+  --max-inbound-conns N   inbound peer connections in all (default 64)
   --no-p2p                do not start peer-to-peer networking
   --ui-dir DIR            serve the GUI built in DIR at /ui/
                           (default: renderer/dist, built by npm run build:renderer)
@@ -171,6 +178,15 @@ export function parseArgs(argv: readonly string[]): CliOptions {
           }
         }
         o.dial.push(...list);
+        break;
+      }
+      case '--max-conns-per-ip':
+      case '--max-inbound-conns': {
+        const v = value();
+        if (!/^\d{1,6}$/.test(v) || Number(v) < 1)
+          throw new UsageError(`${name}: "${v}" is not a whole number of at least 1`);
+        if (name === '--max-conns-per-ip') o.maxConnsPerIp = Number(v);
+        else o.maxInboundConns = Number(v);
         break;
       }
       case '--ui-dir':

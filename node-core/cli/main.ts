@@ -46,6 +46,8 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     p2pPort: opts.p2pPort,
     p2pBind: opts.p2pBind,
     dial: opts.dial,
+    p2pMaxInboundPerIp: opts.maxConnsPerIp,
+    p2pMaxInbound: opts.maxInboundConns,
     uiDir: opts.uiDir,
     logger,
   });

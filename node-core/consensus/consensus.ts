@@ -4,6 +4,7 @@ import { addressFromPublicKey, type Verifier } from '../protocol/keys.ts';
 import type { CommittedBlock, Ledger, SignedBlock } from '../ledger/ledger.ts';
 import type { AccountRecord } from '../ledger/records.ts';
 import type { StateChain } from '../statechain/statechain.ts';
+import { VoteThrottle, type VoteThrottleOptions } from './vote-throttle.ts';
 import { eligibleWeights, hasQuorum, type EligibleWeights } from './weights.ts';
 
 /**
@@ -25,8 +26,10 @@ export interface LocalRepresentative {
   address: string;
 }
 
+export type SignedVote = Vote & { signature: string };
+
 export interface VoteSink {
-  broadcast(vote: Vote & { signature: string }, weight: bigint): void;
+  broadcast(vote: SignedVote, weight: bigint): void;
 }
 
 export type VoteVerdict = 'accept' | 'reject' | 'ignore';
@@ -35,6 +38,34 @@ export type VoteVerdict = 'accept' | 'reject' | 'ignore';
 export const VOTE_WINDOW_NS = 300_000_000_000n;
 const MAX_SEEN_VOTES = 200_000;
 const MAX_VOTED_HASHES = 50_000;
+/** Signed votes kept per election (for vote_request answers), and elections kept at once. */
+const MAX_BALLOTS_PER_POSITION = 64;
+const MAX_BALLOT_POSITIONS = 50_000;
+/** A finalized position answers at most this many laggard votes (C-08), so answers cannot ping-pong. */
+const MAX_ANSWERS_PER_POSITION = 3;
+const MAX_ANSWERED_POSITIONS = 50_000;
+/** Hashes given up on as phantoms, remembered so their votes do not start the pulls over (C-05). */
+const MAX_ABANDONED = 8_192;
+/** Voted hashes looked at per phantom scan. */
+const PHANTOM_SCAN = 4_096;
+/** Final votes signed on request are reused this long (and this many are kept). */
+const RECENT_FINAL_MS = 1_000;
+const MAX_RECENT_FINALS = 10_000;
+
+/**
+ * Timings of the liveness loops (reference-behavior.md 2.3 points 3 and 7); injectable so tests can
+ * run them in a fraction of a second.
+ */
+export interface ConsensusTiming {
+  /** The local representative re-sends its vote at unresolved positions this often (default 15 s). */
+  reaffirmMs?: number;
+  /** After this long without a quorum, more than half of the weight decides (default 10 s). */
+  fallbackMs?: number;
+  /** A finalized position answers a laggard's vote at most this often (default 5 s). */
+  answerEveryMs?: number;
+  /** Records of positions finalized meanwhile are swept this often (default 30 s). */
+  lingerSweepMs?: number;
+}
 
 export interface ConsensusDeps {
   ledger: Ledger;
@@ -47,6 +78,9 @@ export interface ConsensusDeps {
   /** Signer of this node's votes (node:crypto's in the node). */
   sign?: (message: Uint8Array, seed: Uint8Array) => Uint8Array;
   onError?: (err: unknown) => void;
+  timing?: ConsensusTiming;
+  /** The per-election converge-vote throttle (C-07). */
+  throttle?: VoteThrottleOptions;
 }
 
 /** Voters per phase; their weight is looked up when counting (current weight, section 2.2). */
@@ -55,6 +89,23 @@ interface Tally {
   converge: Set<string>;
   final: Set<string>;
   /** When the election opened (ms), for the fallback rule. */
+  since: number;
+  account: string;
+  previous: string;
+}
+
+/** The local representative's latest vote at an unresolved position, re-affirmed until it resolves. */
+interface OwnVote {
+  hash: string;
+  account: string;
+  previous: string;
+  final: boolean;
+}
+
+/** Remote votes for one block hash: representative address -> true once its vote is final. */
+interface HashVotes {
+  votes: Map<string, boolean>;
+  /** When the first vote for the hash arrived (ms): a hash whose body stays unknown is a phantom. */
   since: number;
 }
 
@@ -69,6 +120,14 @@ const SWEEP_MS = 1_000;
 export interface FinalityStats {
   finality_advances: number;
   last_finality_ns: bigint;
+  /** Votes this node's representative re-sent with a fresh timestamp (C-08). */
+  votes_reaffirmed: number;
+  /** Laggard votes for finalized positions answered with this node's final vote (C-08). */
+  laggards_answered: number;
+  /** Election and vote records removed because their position was finalized meanwhile (C-14). */
+  records_swept: number;
+  /** Phantom hashes given up on (C-05). */
+  phantoms_dropped: number;
 }
 
 export class Consensus {
@@ -78,10 +137,28 @@ export class Consensus {
   private sink: VoteSink | undefined;
   private readonly verify: Verifier | undefined;
   private readonly sign: ((message: Uint8Array, seed: Uint8Array) => Uint8Array) | undefined;
-  /** Remote votes by block hash: representative address -> true once its vote is final. */
-  private readonly remote = new Map<string, Map<string, boolean>>();
-  /** Votes already counted (rep key, hash, phase), so duplicates are neither counted nor relayed. */
-  private readonly seen = new Set<string>();
+  /** Remote votes by block hash. */
+  private readonly remote = new Map<string, HashVotes>();
+  /**
+   * Votes already counted (rep key, hash, phase) -> the newest timestamp seen: an exact duplicate is
+   * neither counted nor relayed, a re-affirmed one (fresher timestamp) is relayed but not recounted.
+   */
+  private readonly seen = new Map<string, bigint>();
+  /** Signed votes by position `account:previous` and representative key, as they travelled. */
+  private readonly ballots = new Map<string, Map<string, SignedVote>>();
+  /** The local representative's votes at unresolved tallies (by tally key), for re-affirming. */
+  private readonly own = new Map<string, OwnVote>();
+  /** Finalized positions that answered laggards: answers given and when the last one went (ms). */
+  private readonly answered = new Map<string, { count: number; at: number }>();
+  /** Hashes given up on as phantoms. */
+  private readonly abandoned = new Set<string>();
+  /** Final votes signed on request, by hash, with when they were signed (ms). */
+  private readonly recentFinals = new Map<string, { vote: SignedVote; at: number }>();
+  private readonly throttle: VoteThrottle;
+  private readonly reaffirmMs: number;
+  private readonly fallbackMs: number;
+  private readonly answerEveryMs: number;
+  private readonly lingerSweepMs: number;
   /** The chain position (account:previous) votes for a hash named, so a mismatch is not counted. */
   private readonly positions = new Map<string, string>();
   /** Staged winners being swapped in. */
@@ -101,7 +178,16 @@ export class Consensus {
   private weightsCache: EligibleWeights | undefined;
   private running = false;
   private sweeper: NodeJS.Timeout | undefined;
-  readonly stats: FinalityStats = { finality_advances: 0, last_finality_ns: 0n };
+  private reaffirmer: NodeJS.Timeout | undefined;
+  private lingerSweeper: NodeJS.Timeout | undefined;
+  readonly stats: FinalityStats = {
+    finality_advances: 0,
+    last_finality_ns: 0n,
+    votes_reaffirmed: 0,
+    laggards_answered: 0,
+    records_swept: 0,
+    phantoms_dropped: 0,
+  };
 
   constructor(deps: ConsensusDeps) {
     this.ledger = deps.ledger;
@@ -112,6 +198,16 @@ export class Consensus {
     this.sign = deps.sign;
     this.now = deps.now;
     this.onError = deps.onError ?? (() => {});
+    this.throttle = new VoteThrottle(deps.throttle);
+    this.reaffirmMs = deps.timing?.reaffirmMs ?? 15_000;
+    this.fallbackMs = deps.timing?.fallbackMs ?? FALLBACK_MS;
+    this.answerEveryMs = deps.timing?.answerEveryMs ?? 5_000;
+    this.lingerSweepMs = deps.timing?.lingerSweepMs ?? 30_000;
+  }
+
+  /** Converge votes dropped by the per-election throttle (C-07). */
+  get votesThrottled(): number {
+    return this.throttle.dropped;
   }
 
   /** Attaches the network: from now on the local representative's votes are signed and sent. */
@@ -123,46 +219,207 @@ export class Consensus {
    * A vote from the network. Its signature is checked before anything is remembered of it (a forged
    * vote must not poison the duplicate filter, reference-behavior.md 9.2 C-10); it counts with the
    * representative's current eligible weight; a vote for a block not yet known is kept until the
-   * block arrives.
+   * block arrives. Converge votes over their representative's budget in the election are dropped
+   * before any signature work (C-07); final votes never are. A laggard's vote for a position this
+   * node has finalized is answered with this node's final vote there (C-08).
    */
-  onVote(v: Vote & { signature: string }): VoteVerdict {
+  onVote(v: SignedVote): VoteVerdict {
     const key = `${v.rep_pub_key}:${v.block_hash}:${v.final ? 1 : 0}`;
-    if (this.seen.has(key)) return 'ignore';
+    const last = this.seen.get(key);
+    // An exact duplicate (or a replay of an older copy) is not even verified.
+    if (last !== undefined && v.timestamp <= last) return 'ignore';
     const now = this.now();
     if (v.timestamp > now + VOTE_WINDOW_NS || v.timestamp < now - VOTE_WINDOW_NS) return 'ignore';
+    if (this.abandoned.has(v.block_hash) && !this.holds(v.block_hash)) return 'ignore';
+    // A vote names its block's chain position (account:previous): the election it belongs to.
+    const position = `${v.account}:${v.previous === '0' ? ZERO_HASH : v.previous}`;
+    if (!v.final && !this.throttle.allows(v.rep_pub_key, position)) return 'ignore';
     if (!verifyVote(v, this.verify)) return 'reject';
+    // Charged only once verified, so forged votes cannot spend a real representative's budget.
+    if (!v.final) this.throttle.charge(v.rep_pub_key, position);
     const rep = addressFromPublicKey(v.rep_pub_key);
     if ((this.weights().weights.get(rep) ?? 0n) === 0n) return 'ignore';
-    // A vote names its block's chain position; one for the wrong position is not counted (C-13).
-    const position = `${v.account}:${v.previous === '0' ? ZERO_HASH : v.previous}`;
+    const settled = this.finalizedAt(position);
+    if (settled !== undefined) this.answerLaggard(position, settled, v, last !== undefined);
+    // One for the wrong position is not counted (C-13).
     const held = this.ledger.getBlock(v.block_hash)?.block ?? this.ledger.stagedBlock(v.block_hash)?.block;
     if (held && position !== `${held.account}:${held.previous}`) return 'ignore';
     const known = this.positions.get(v.block_hash);
     if (known !== undefined && known !== position) return 'ignore';
-    this.positions.set(v.block_hash, position);
+    if (settled !== undefined && last !== undefined) {
+      // A re-affirmed vote at a decided position: answered above, nothing left to count or relay.
+      this.seen.set(key, v.timestamp);
+      return 'ignore';
+    }
     // Remembered only once it counts: neither a forged nor a misplaced vote can shadow a real one.
+    this.positions.set(v.block_hash, position);
     if (this.seen.size >= MAX_SEEN_VOTES) this.seen.clear();
-    this.seen.add(key);
-    let votes = this.remote.get(v.block_hash);
-    if (!votes) {
+    this.seen.set(key, v.timestamp);
+    this.keepBallot(position, v);
+    let entry = this.remote.get(v.block_hash);
+    if (!entry) {
       if (this.remote.size >= MAX_VOTED_HASHES) {
         const oldest = this.remote.keys().next().value!;
         this.remote.delete(oldest);
         this.positions.delete(oldest);
       }
-      this.remote.set(v.block_hash, (votes = new Map()));
+      this.remote.set(v.block_hash, (entry = { votes: new Map(), since: Date.now() }));
     }
-    if (votes.get(rep) === true) return 'ignore'; // a final vote is irrevocable
-    votes.set(rep, v.final);
+    // A final vote is irrevocable: a later converge vote of the same representative changes nothing.
+    if (entry.votes.get(rep) === true && !v.final) return 'ignore';
+    entry.votes.set(rep, v.final);
     const b = this.ledger.getBlock(v.block_hash);
     if (b && !b.finalized && this.running) this.drive(b.block.account);
     else if (!b && this.running) this.considerStaged(v.block_hash);
+    // A re-affirmed vote (fresher copy of one already counted) is relayed for nodes that missed it.
     return 'accept';
+  }
+
+  /**
+   * The hash finalized at a position (`account:previous`), or undefined while it is open here. A
+   * decided height not yet written counts as finalized.
+   */
+  private finalizedAt(position: string): string | undefined {
+    const [account, previous] = position.split(':') as [string, string];
+    let height = 1;
+    if (previous !== ZERO_HASH) {
+      const parent = this.ledger.getBlock(previous);
+      if (!parent || parent.block.account !== account) return undefined;
+      height = parent.height + 1;
+    }
+    if (height > this.finalHeight(account)) return undefined;
+    return this.ledger.hashAt(account, height);
+  }
+
+  /**
+   * A vote at a position finalized here may come from a node that has not finalized it (it missed
+   * the votes): such a node gets this node's final vote for the finalized block, published so every
+   * laggard hears it. Its signs are a vote for another block there (it prefers a loser) or a
+   * re-affirmed copy of a vote (it is still waiting); a first copy of a vote for the finalized block
+   * is ordinary traffic that crossed the decision and is not answered, so a healthy network pays
+   * nothing. Answers per position are spaced and capped, so two finalized nodes cannot keep
+   * answering each other and one vote cannot be amplified into many.
+   */
+  private answerLaggard(position: string, settled: string, v: SignedVote, repeat: boolean): void {
+    if (v.block_hash === settled && !repeat) return;
+    const sink = this.sink;
+    if (!sink) return;
+    const nowMs = Date.now();
+    const a = this.answered.get(position);
+    if (a && (a.count >= MAX_ANSWERS_PER_POSITION || nowMs - a.at < this.answerEveryMs)) return;
+    const answer = this.finalVoteFor(settled);
+    if (!answer) return;
+    if (a) {
+      a.count += 1;
+      a.at = nowMs;
+    } else {
+      if (this.answered.size >= MAX_ANSWERED_POSITIONS) this.answered.clear();
+      this.answered.set(position, { count: 1, at: nowMs });
+    }
+    this.stats.laggards_answered += 1;
+    sink.broadcast(answer.vote, answer.weight);
+  }
+
+  /** Keeps a representative's newest signed vote at a position (a final one is never replaced). */
+  private keepBallot(position: string, v: SignedVote): void {
+    let at = this.ballots.get(position);
+    if (!at) {
+      if (this.ballots.size >= MAX_BALLOT_POSITIONS) this.ballots.delete(this.ballots.keys().next().value!);
+      this.ballots.set(position, (at = new Map()));
+    }
+    const prior = at.get(v.rep_pub_key);
+    if (prior?.final && !v.final) return;
+    if (!prior && at.size >= MAX_BALLOTS_PER_POSITION) return;
+    at.set(v.rep_pub_key, v);
+  }
+
+  /**
+   * The signed votes this node holds for an election (`vote_request`, C-14): what it kept from the
+   * network and its own representative's latest vote there; at a position finalized here, a fresh
+   * final vote for the finalized block first. At most `limit` votes.
+   */
+  votesAt(account: string, previous: string, limit = 32): { vote: SignedVote; weight: bigint }[] {
+    const position = `${account}:${previous === '0' ? ZERO_HASH : previous}`;
+    const out: { vote: SignedVote; weight: bigint }[] = [];
+    const settled = this.finalizedAt(position);
+    const mine = settled !== undefined ? this.finalVoteFor(settled) : undefined;
+    if (mine) out.push(mine);
+    const w = this.weights().weights;
+    for (const vote of this.ballots.get(position)?.values() ?? []) {
+      if (out.length >= limit) break;
+      if (mine && vote.rep_pub_key === mine.vote.rep_pub_key) continue;
+      const weight = w.get(addressFromPublicKey(vote.rep_pub_key)) ?? 0n;
+      if (weight > 0n) out.push({ vote, weight });
+    }
+    return out;
+  }
+
+  /**
+   * Elections open here for longer than `olderThanMs` (past the fallback: votes were probably
+   * missed), oldest first, for pulling votes from peers.
+   */
+  stalledElections(olderThanMs: number, limit = 16): { account: string; previous: string }[] {
+    const cutoff = Date.now() - olderThanMs;
+    const out: { account: string; previous: string; since: number }[] = [];
+    const seen = new Set<string>();
+    for (const t of this.tallies.values()) {
+      const pos = `${t.account}:${t.previous}`;
+      if (t.since > cutoff || seen.has(pos)) continue;
+      seen.add(pos);
+      out.push({ account: t.account, previous: t.previous === ZERO_HASH ? '0' : t.previous, since: t.since });
+    }
+    return out
+      .sort((a, b) => a.since - b.since)
+      .slice(0, limit)
+      .map(({ account, previous }) => ({ account, previous }));
+  }
+
+  /** Voted hashes whose block this node has not seen for longer than `olderThanMs` (phantoms). */
+  phantoms(olderThanMs: number, limit = 64): string[] {
+    const cutoff = Date.now() - olderThanMs;
+    const out: string[] = [];
+    // Entries are in the order their first vote came, so the scan stops at the first young one;
+    // a bounded number of store lookups per call keeps a stuck network from making it costly.
+    let budget = PHANTOM_SCAN;
+    for (const [hash, entry] of this.remote) {
+      if (out.length >= limit || entry.since > cutoff || budget-- <= 0) break;
+      if (!this.holds(hash)) out.push(hash);
+    }
+    return out;
+  }
+
+  /**
+   * Gives up on a phantom (no peer could supply its block): its votes are forgotten, and later
+   * votes for it are ignored, so it cannot be pulled for ever (C-05).
+   */
+  abandonPhantom(hash: string): void {
+    if (this.holds(hash)) return;
+    const position = this.positions.get(hash);
+    this.remote.delete(hash);
+    this.positions.delete(hash);
+    if (position) {
+      const at = this.ballots.get(position);
+      for (const [k, vote] of at ?? []) if (vote.block_hash === hash) at!.delete(k);
+      if (at?.size === 0) this.ballots.delete(position);
+    }
+    if (this.abandoned.size >= MAX_ABANDONED) this.abandoned.delete(this.abandoned.values().next().value!);
+    this.abandoned.add(hash);
+    this.stats.phantoms_dropped += 1;
+  }
+
+  /** True when this node has the block's body, on chain or staged as a conflict candidate. */
+  private holds(hash: string): boolean {
+    return this.ledger.getBlock(hash) !== undefined || this.ledger.stagedBlock(hash) !== undefined;
+  }
+
+  /** The newest timestamp seen on a representative's vote (tests, diagnostics). */
+  lastVoteTimestamp(repPubKey: string, hash: string, final: boolean): bigint | undefined {
+    return this.seen.get(`${repPubKey}:${hash}:${final ? 1 : 0}`);
   }
 
   /** Representatives whose votes for a block this node has seen. */
   votersFor(hash: string): string[] {
-    return [...(this.remote.get(hash)?.keys() ?? [])];
+    return [...(this.remote.get(hash)?.votes.keys() ?? [])];
   }
 
   /**
@@ -173,7 +430,7 @@ export class Consensus {
     const st = this.ledger.stagedBlock(hash);
     if (!st || this.resolving.has(hash)) return;
     const w = this.weights();
-    const finals = [...(this.remote.get(hash) ?? [])].filter(([, final]) => final).map(([rep]) => rep);
+    const finals = [...(this.remote.get(hash)?.votes ?? [])].filter(([, final]) => final).map(([rep]) => rep);
     if (hasQuorum(weightOf(new Set(finals), w.weights), w.total))
       this.swapIn(st.block.account, st.height, hash);
     // Otherwise this node's own representative may still have to vote in the conflict.
@@ -191,6 +448,11 @@ export class Consensus {
     if (weight === 0n) return undefined;
     const b = this.ledger.getBlock(hash);
     if (!b?.finalized) return undefined;
+    // Peers' requests (vote_request, final_votes) trigger these signatures: one signed in the last
+    // second is reused, so requests cannot make this node sign without bound.
+    const nowMs = Date.now();
+    const cached = this.recentFinals.get(hash);
+    if (cached && nowMs - cached.at < RECENT_FINAL_MS) return { vote: cached.vote, weight };
     const vote: Vote = {
       rep_pub_key: rep.pubKey,
       block_hash: hash,
@@ -199,7 +461,10 @@ export class Consensus {
       timestamp: this.now(),
       final: true,
     };
-    return { vote: signVote(vote, rep.seed, this.sign), weight };
+    const signed = signVote(vote, rep.seed, this.sign);
+    if (this.recentFinals.size >= MAX_RECENT_FINALS) this.recentFinals.clear();
+    this.recentFinals.set(hash, { vote: signed, at: nowMs });
+    return { vote: signed, weight };
   }
 
   /** Subscribes to commits and re-drives every account left unfinalized by a previous run. */
@@ -213,6 +478,10 @@ export class Consensus {
       for (const a of stalled) this.drive(a);
     }, SWEEP_MS);
     this.sweeper.unref();
+    this.reaffirmer = setInterval(() => this.reaffirm(), this.reaffirmMs);
+    this.reaffirmer.unref();
+    this.lingerSweeper = setInterval(() => this.sweepLingering(), this.lingerSweepMs);
+    this.lingerSweeper.unref();
     this.ledger.onCommitted((batch) => this.onCommitted(batch));
     // A candidate staged after its votes arrived may already have won.
     this.ledger.onStaged((hash) => this.considerStaged(hash));
@@ -223,6 +492,8 @@ export class Consensus {
   async stop(): Promise<void> {
     this.running = false;
     if (this.sweeper) clearInterval(this.sweeper);
+    if (this.reaffirmer) clearInterval(this.reaffirmer);
+    if (this.lingerSweeper) clearInterval(this.lingerSweeper);
     await this.flushing;
   }
 
@@ -347,6 +618,7 @@ export class Consensus {
       .resolveConflict(account, height, hash)
       .then(() => {
         this.tallies.delete(`${account}:${height}:${hash}`);
+        this.own.delete(`${account}:${height}:${hash}`);
         this.drive(account);
       })
       .catch((err: unknown) => this.onError(err))
@@ -361,17 +633,20 @@ export class Consensus {
   private tally(key: string, account: string, hash: string, previous: string, castLocal: boolean): boolean {
     let t = this.tallies.get(key);
     if (!t || t.hash !== hash) {
-      this.tallies.set(key, (t = { hash, converge: new Set(), final: new Set(), since: Date.now() }));
+      this.tallies.set(
+        key,
+        (t = { hash, converge: new Set(), final: new Set(), since: Date.now(), account, previous }),
+      );
     }
     const w = this.weights();
-    const fallback = Date.now() - t.since >= FALLBACK_MS;
+    const fallback = Date.now() - t.since >= this.fallbackMs;
     const decides = (voters: Set<string>) => {
       const weight = weightOf(voters, w.weights);
       return hasQuorum(weight, w.total) || (fallback && weight * 2n > w.total);
     };
     const votedAt = this.positions.get(hash);
     if (votedAt === undefined || votedAt === `${account}:${previous}`) {
-      for (const [voter, final] of this.remote.get(hash) ?? []) {
+      for (const [voter, final] of this.remote.get(hash)?.votes ?? []) {
         t.converge.add(voter);
         if (final) t.final.add(voter);
       }
@@ -381,10 +656,12 @@ export class Consensus {
       const weight = w.weights.get(rep.address) ?? 0n;
       if (weight > 0n && !t.converge.has(rep.address)) {
         t.converge.add(rep.address);
+        this.own.set(key, { hash, account, previous, final: false });
         this.emit({ rep, hash, account, previous, final: false });
       }
       if (weight > 0n && !t.final.has(rep.address) && decides(t.converge)) {
         t.final.add(rep.address);
+        this.own.set(key, { hash, account, previous, final: true });
         this.emit({ rep, hash, account, previous, final: true });
       }
     }
@@ -408,7 +685,61 @@ export class Consensus {
       final: v.final,
     };
     const weight = this.weights().weights.get(v.rep.address) ?? 0n;
-    this.sink.broadcast(signVote(vote, v.rep.seed, this.sign), weight);
+    const signed = signVote(vote, v.rep.seed, this.sign);
+    // Kept like any representative's vote, so vote_request answers carry this node's too.
+    this.keepBallot(`${v.account}:${v.previous}`, signed);
+    this.sink.broadcast(signed, weight);
+  }
+
+  /**
+   * Re-sends the local representative's vote at every position still open, signed again with a
+   * fresh timestamp (C-08): a node that missed the first copy (it was offline, its clock was off,
+   * gossip lost it) gets another, and a fresh timestamp keeps it inside receivers' 5-minute window
+   * and makes it a new gossip message rather than a duplicate the mesh drops.
+   */
+  private reaffirm(): void {
+    const rep = this.localRep;
+    if (!rep || !this.sink || !this.running) return;
+    for (const [key, o] of this.own) {
+      const t = this.tallies.get(key);
+      if (!t || t.hash !== o.hash || this.ledger.getBlock(o.hash)?.finalized) {
+        this.own.delete(key);
+        continue;
+      }
+      this.stats.votes_reaffirmed += 1;
+      this.emit({ rep, hash: o.hash, account: o.account, previous: o.previous, final: o.final });
+    }
+  }
+
+  /**
+   * Removes records left behind for positions finalized meanwhile (C-14): tallies, votes, signed
+   * ballots and throttle windows of elections that were decided by another path (sync, a swap, a
+   * restart), and answer counters of positions long settled.
+   */
+  sweepLingering(): number {
+    let swept = 0;
+    for (const [key, t] of this.tallies) {
+      if (this.finalizedAt(`${t.account}:${t.previous}`) === undefined) continue;
+      this.tallies.delete(key);
+      this.own.delete(key);
+      swept += 1;
+    }
+    for (const [hash, position] of this.positions) {
+      if (this.finalizedAt(position) === undefined) continue;
+      this.positions.delete(hash);
+      this.remote.delete(hash);
+      swept += 1;
+    }
+    for (const position of this.ballots.keys()) {
+      if (this.finalizedAt(position) === undefined) continue;
+      this.ballots.delete(position);
+      this.throttle.forget(position);
+      swept += 1;
+    }
+    const old = Date.now() - 10 * 60_000;
+    for (const [position, a] of this.answered) if (a.at < old) this.answered.delete(position);
+    this.stats.records_swept += swept;
+    return swept;
   }
 
   private decide(account: string, height: number): void {
@@ -416,8 +747,12 @@ export class Consensus {
     if (t) {
       this.remote.delete(t.hash);
       this.positions.delete(t.hash);
+      const position = `${t.account}:${t.previous}`;
+      this.ballots.delete(position);
+      this.throttle.forget(position);
     }
     this.tallies.delete(`${account}:${height}`);
+    this.own.delete(`${account}:${height}`);
     this.decided.set(account, height);
     this.queue.set(account, height);
     this.wakeWaiters(account);

@@ -15,6 +15,8 @@ export const TOPICS = {
   blocks: 'xe/blocks',
   votes: 'xe/votes',
   statechain: 'xe/statechain',
+  /** Raw registration JSON (reference-behavior.md 5.3, 7.2). */
+  directory: 'xe/directory',
 } as const;
 
 export const MAX_GOSSIP_BYTES = 256 * 1024;

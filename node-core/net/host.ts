@@ -3,12 +3,13 @@ import { yamux } from '@chainsafe/libp2p-yamux';
 import { gossipsub, type GossipSub, TopicValidatorResult } from '@libp2p/gossipsub';
 import { createPeerScoreParams, createTopicScoreParams } from '@libp2p/gossipsub/score';
 import { identify } from '@libp2p/identify';
-import type { Connection, Libp2p, PeerId, PrivateKey, Stream } from '@libp2p/interface';
+import type { Connection, Libp2p, MultiaddrConnection, PeerId, PrivateKey, Stream } from '@libp2p/interface';
 import { tcp } from '@libp2p/tcp';
 import { multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
 import type { Logger } from 'pino';
 import type { Block } from '../protocol/block.ts';
+import type { Registration } from '../protocol/registration.ts';
 import { sha256Node } from '../fastpath/block-hash.ts';
 import { type JsonPath, parseJson, stringifyJson } from '../protocol/json.ts';
 import type { StateBlock } from '../protocol/statechain.ts';
@@ -23,6 +24,8 @@ import {
   MAX_GOSSIP_BYTES,
   TOPICS,
 } from './gossip.ts';
+import { decodeRegistration, encodeRegistration } from './directory.ts';
+import { InboundLimiter } from './inbound-limits.ts';
 import {
   decodeHello,
   encodeHello,
@@ -43,6 +46,8 @@ export interface P2PHandlers {
   onBlock(block: Block, from: string): Promise<Verdict>;
   onVote(vote: Vote & { signature: string }, from: string): Verdict;
   onStateBlock(block: StateBlock, from: string): Promise<Verdict>;
+  /** A directory registration (`xe/directory`); ignored when absent. */
+  onRegistration?(registration: Registration, from: string): Verdict;
   /** A peer passed netcheck (a new connection to a compatible node). */
   onPeer?(peer: string): void;
   /** Answers a request/response message (protocol REQUEST_PROTOCOL); undefined = unknown type. */
@@ -65,12 +70,18 @@ export interface P2POptions {
   log?: Logger;
   /** How long a peer on another network stays refused (ms). */
   banMs?: number;
+  /** Inbound connections from one IPv4 address or IPv6 /56 (default 8; N-09). */
+  maxInboundPerIp?: number;
+  /** Inbound connections in all (default 64; N-09). */
+  maxInbound?: number;
 }
 
 export interface PeerInfo {
   id: string;
   address: string;
   version: string;
+  /** Features the peer announced in netcheck. */
+  features: string[];
   connected_at: bigint;
 }
 
@@ -131,10 +142,45 @@ export class P2PHost {
   /** Peers on another network -> until when they are refused (ms). */
   private readonly banned = new Map<string, number>();
   private redialTimer: NodeJS.Timeout | undefined;
+  private readonly inbound: InboundLimiter;
+  private lastCapWarning = 0;
 
   constructor(opts: P2POptions, handlers: P2PHandlers) {
     this.opts = opts;
     this.handlers = handlers;
+    this.inbound = new InboundLimiter({ perIp: opts.maxInboundPerIp, total: opts.maxInbound });
+  }
+
+  /** Inbound connections open now and refused so far by the caps (N-09). */
+  get inboundStats(): { open: number; refused: number; max_per_ip: number; max_total: number } {
+    return {
+      open: this.inbound.count,
+      refused: this.inbound.refused,
+      max_per_ip: this.inbound.perIp,
+      max_total: this.inbound.total,
+    };
+  }
+
+  /**
+   * The gater's inbound check, straight after a socket is accepted and before any handshake work:
+   * over a cap the socket is dropped; otherwise it is counted until it closes.
+   */
+  private denyInbound(maConn: MultiaddrConnection): boolean {
+    const ip = maConn.remoteAddr.getComponents().find((c) => c.name === 'ip4' || c.name === 'ip6')?.value;
+    const release = this.inbound.admit(ip);
+    if (!release) {
+      // Once per 10 s at most: a flood must not become a flood of log lines.
+      if (Date.now() - this.lastCapWarning > 10_000) {
+        this.lastCapWarning = Date.now();
+        this.opts.log?.warn(
+          { addr: maConn.remoteAddr.toString(), refused: this.inbound.refused },
+          'inbound connections refused: cap reached',
+        );
+      }
+      return true;
+    }
+    maConn.addEventListener('close', release, { once: true });
+    return false;
   }
 
   get peerId(): string {
@@ -173,7 +219,13 @@ export class P2PHost {
       transports: [tcp()],
       connectionEncrypters: [noise()],
       streamMuxers: [yamux()],
+      connectionManager: {
+        // The gater below enforces the caps; libp2p's own total must leave room for them plus the
+        // peers this node dials itself.
+        maxConnections: this.inbound.total + 64,
+      },
       connectionGater: {
+        denyInboundConnection: (maConn) => this.denyInbound(maConn),
         denyDialPeer: denied,
         denyInboundEncryptedConnection: denied,
         denyOutboundEncryptedConnection: denied,
@@ -240,6 +292,13 @@ export class P2PHost {
       const block = decodeStateMessage(msg.data);
       if (!block) return TopicValidatorResult.Reject;
       return VERDICTS[await this.handlers.onStateBlock(block, peer.toString())];
+    });
+    pubsub.topicValidators.set(TOPICS.directory, (peer, msg) => {
+      if (!this.verified.has(peer.toString()) || !this.handlers.onRegistration)
+        return TopicValidatorResult.Ignore;
+      const reg = decodeRegistration(msg.data);
+      if (!reg) return TopicValidatorResult.Reject;
+      return VERDICTS[this.handlers.onRegistration(reg, peer.toString())];
     });
     for (const t of Object.values(TOPICS)) pubsub.subscribe(t);
     this.redial();
@@ -316,6 +375,7 @@ export class P2PHost {
         id: peer,
         address: conn.remoteAddr.toString(),
         version: remote!.version,
+        features: remote!.features.slice(0, 64),
         connected_at: BigInt(Date.now()) * 1_000_000n,
       });
       this.opts.log?.info({ peer, addr: conn.remoteAddr.toString() }, 'peer connected');
@@ -426,6 +486,10 @@ export class P2PHost {
 
   async publishVote(vote: Vote & { signature: string }, weight: bigint): Promise<void> {
     await this.publish(TOPICS.votes, encodeVoteMessage(vote, weight));
+  }
+
+  async publishRegistration(r: Registration): Promise<void> {
+    await this.publish(TOPICS.directory, encodeRegistration(r));
   }
 
   async publishStateBlock(block: StateBlock): Promise<void> {

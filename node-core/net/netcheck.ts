@@ -6,6 +6,8 @@
 export const NETCHECK_PROTOCOL = '/xe/netcheck/1';
 export const NETCHECK_VERSION = '1.0.0';
 export const MAX_NETCHECK_BYTES = 4096;
+/** Features this binary knows, announced in netcheck and counted by /network/readiness. */
+export const NODE_FEATURES: readonly string[] = ['noop'];
 
 export interface NetcheckHello {
   network_id: string;

@@ -18,3 +18,4 @@ export * from './payloads.ts';
 export * from './vote.ts';
 export * from './pow.ts';
 export * from './pow-wasm.ts';
+export * from './registration.ts';

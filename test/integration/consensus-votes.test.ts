@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eligibleWeights, hasQuorum } from '../../node-core/consensus/weights.ts';
 import { keyPairFromSeed, signVote, type Vote } from '../../node-core/protocol/index.ts';
-import { seedOf, startTestNode, type TestNode } from '../helpers/node.ts';
+import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
 /** Vote handling against reference-behavior.md 9.2 (C-10, C-13, C-17) on a real node. */
 describe('remote votes', () => {
@@ -12,7 +12,8 @@ describe('remote votes', () => {
   let other: { hash: string; account: string; previous: string };
 
   beforeAll(async () => {
-    t = await startTestNode();
+    // Records of finalized positions are swept twice a second here (30 s by default).
+    t = await startTestNode({ consensusTiming: { lingerSweepMs: 500 } });
     // Give a second representative some weight: an account delegates to it.
     const treasury = await t.wallet(seedOf(t.keys.treasury.seed_hex));
     const holder = await t.wallet();
@@ -72,6 +73,85 @@ describe('remote votes', () => {
     expect(t.node.consensus.onVote(fromNobody)).toBe('ignore');
     const stale = signVote(vote({ final: false, timestamp: t.node.now() - 301_000_000_000n }), repSeed);
     expect(t.node.consensus.onVote(stale)).toBe('ignore');
+  });
+
+  /** A random 32-byte hex value (a block hash or account no one has). */
+  const randomHex = () => Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(32))).toString('hex');
+
+  it('throttles a storm of converge votes per representative and election, before verifying them; final votes pass (C-07)', () => {
+    const c = t.node.consensus;
+    const election = { account: randomHex(), previous: '0' };
+    const before = c.votesThrottled;
+    const verdicts = Array.from({ length: 20 }, () =>
+      c.onVote(signVote(vote({ ...election, block_hash: randomHex(), final: false }), repSeed)),
+    );
+    // The default budget is 8 converge votes per representative per election per 10 s.
+    expect(verdicts.filter((v) => v === 'accept')).toHaveLength(8);
+    expect(verdicts.slice(8).every((v) => v === 'ignore')).toBe(true);
+    expect(c.votesThrottled - before).toBe(12);
+    // Over budget, a vote is dropped before its signature is checked: a forged one is not even
+    // rejected (verification would say 'reject').
+    const forged = { ...signVote(vote({ ...election, block_hash: randomHex(), final: false }), repSeed) };
+    forged.signature = 'ab'.repeat(64);
+    expect(c.onVote(forged)).toBe('ignore');
+    // Final votes are never throttled.
+    expect(c.onVote(signVote(vote({ ...election, block_hash: randomHex(), final: true }), repSeed))).toBe(
+      'accept',
+    );
+    // Another election has a budget of its own.
+    const fresh = { account: randomHex(), previous: '0' };
+    expect(c.onVote(signVote(vote({ ...fresh, block_hash: randomHex(), final: false }), repSeed))).toBe(
+      'accept',
+    );
+  });
+
+  it("forged votes do not use up a representative's budget (C-07 with C-10)", () => {
+    const c = t.node.consensus;
+    const election = { account: randomHex(), previous: '0' };
+    for (let i = 0; i < 20; i++) {
+      const forged = signVote(vote({ ...election, block_hash: randomHex(), final: false }), repSeed);
+      expect(c.onVote({ ...forged, signature: 'cd'.repeat(64) })).toBe('reject');
+    }
+    for (let i = 0; i < 8; i++) {
+      const genuine = signVote(vote({ ...election, block_hash: randomHex(), final: false }), repSeed);
+      expect(c.onVote(genuine)).toBe('accept');
+    }
+  });
+
+  it('a re-affirmed copy of a counted vote (fresher timestamp) is relayed, not recounted; older copies are not (C-08)', () => {
+    const c = t.node.consensus;
+    const open = { account: randomHex(), previous: '0', block_hash: randomHex(), final: true };
+    const first = signVote(vote({ ...open, timestamp: t.node.now() - 2_000_000_000n }), repSeed);
+    expect(c.onVote(first)).toBe('accept');
+    const again = signVote(vote({ ...open }), repSeed);
+    expect(c.onVote(again)).toBe('accept'); // relayed for nodes that missed the first copy
+    expect(c.votersFor(open.block_hash)).toEqual([rep.address]);
+    expect(c.lastVoteTimestamp(rep.pub_key, open.block_hash, true)).toBe(again.timestamp);
+    expect(c.onVote(again)).toBe('ignore');
+    expect(c.onVote(first)).toBe('ignore'); // a replay of the older copy
+  });
+
+  it('the throttle count is shown in GET /node', async () => {
+    const info = await t.client.get<{ consensus: { votes_throttled: number } }>('/node');
+    expect(info.consensus.votes_throttled).toBe(t.node.consensus.votesThrottled);
+    expect(info.consensus.votes_throttled).toBeGreaterThan(0);
+  });
+
+  it('a periodic sweep removes vote records of positions that are already finalized (C-14)', async () => {
+    const c = t.node.consensus;
+    const claim = await (await t.wallet()).claim(7n);
+    expect((await t.client.block(claim.hash!))?.finalized).toBe(true);
+    const late = signVote(vote({ block_hash: claim.hash!, account: claim.account, previous: '0' }), repSeed);
+    expect(c.onVote(late)).toBe('accept');
+    expect(c.votersFor(claim.hash!)).toContain(rep.address);
+    const swept = c.stats.records_swept;
+    await waitFor(() => c.votersFor(claim.hash!).length === 0, 3000, 'sweep of the finalized position');
+    expect(c.stats.records_swept).toBeGreaterThan(swept);
+    // An open position's records stay.
+    const open = { account: randomHex(), previous: '0', block_hash: randomHex() };
+    expect(c.onVote(signVote(vote({ ...open, final: false }), repSeed))).toBe('accept');
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(c.votersFor(open.block_hash)).toEqual([rep.address]);
   });
 });
 

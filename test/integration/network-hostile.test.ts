@@ -121,3 +121,75 @@ describe('a hostile peer', () => {
     }
   }, 60_000);
 });
+
+/** A bare libp2p host on loopback (no netcheck, no gossip): just a socket that connects. */
+async function barePeer() {
+  return createLibp2p({
+    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+  });
+}
+
+describe('connection flooding (N-09)', () => {
+  it('refuses inbound connections from one IP beyond the cap, while existing peers keep working', async () => {
+    // All loopback connections come from 127.0.0.1: B's is one, so a cap of 2 leaves room for one more.
+    const a = await startTestNode({ ...P2P, p2pMaxInboundPerIp: 2 });
+    const addr = (await a.client.get<{ listen_addrs: string[] }>('/node')).listen_addrs[0]!;
+    const b = await startTestNode({ ...P2P, genesisDir: join(a.dataDir, 'genesis'), dial: [addr] });
+    const floods = await Promise.all([barePeer(), barePeer(), barePeer()]);
+    try {
+      await waitFor(
+        async () => (await a.client.get<{ peer_count: number }>('/node')).peer_count === 1,
+        10_000,
+        'peer',
+      );
+      await floods[0]!.dial(multiaddr(addr));
+      await expect(floods[1]!.dial(multiaddr(addr))).rejects.toThrow();
+      await expect(floods[2]!.dial(multiaddr(addr))).rejects.toThrow();
+      const stats = (
+        await a.client.get<{ inbound_connections: { open: number; refused: number; max_per_ip: number } }>(
+          '/node',
+        )
+      ).inbound_connections;
+      expect(stats).toMatchObject({ open: 2, max_per_ip: 2 });
+      expect(stats.refused).toBeGreaterThanOrEqual(2);
+
+      // The peer connected before the flood still works both ways.
+      const w = await b.wallet();
+      const claim = await w.claim(1_000n);
+      for (const t of [a, b]) {
+        await waitFor(
+          async () => (await t.client.block(claim.hash!))?.finalized === true,
+          10_000,
+          'block finalized on both nodes',
+        );
+      }
+      expect((await a.client.get<{ peer_count: number }>('/node')).peer_count).toBe(1);
+
+      // A connection that closes frees its place.
+      await floods[0]!.stop();
+      await waitFor(() => a.node.p2p!.inboundStats.open === 1, 5_000, 'closed connection released');
+      await floods[1]!.dial(multiaddr(addr));
+      expect(a.node.p2p!.inboundStats.open).toBe(2);
+    } finally {
+      await Promise.all(floods.map((f) => f.stop()));
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
+
+  it('refuses inbound connections beyond the overall cap', async () => {
+    const a = await startTestNode({ ...P2P, p2pMaxInbound: 1 });
+    const addr = (await a.client.get<{ listen_addrs: string[] }>('/node')).listen_addrs[0]!;
+    const peers = await Promise.all([barePeer(), barePeer()]);
+    try {
+      await peers[0]!.dial(multiaddr(addr));
+      await expect(peers[1]!.dial(multiaddr(addr))).rejects.toThrow();
+      expect(a.node.p2p!.inboundStats).toMatchObject({ open: 1, max_total: 1 });
+    } finally {
+      await Promise.all(peers.map((p) => p.stop()));
+      await a.stop();
+    }
+  }, 30_000);
+});

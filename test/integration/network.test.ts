@@ -1,28 +1,14 @@
 import { join } from 'node:path';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+import { delegate, finalizedOn, listenAddr, P2P, peerCount, twoNodes } from '../helpers/p2p.ts';
 
 /**
  * Several real nodes on loopback, each with its own LMDB and libp2p host, sharing one genesis:
  * blocks gossip to every node, the representative's votes travel with them, and every node
  * finalizes; a node on another network is refused.
  */
-const P2P = { p2p: true, p2pPort: 0, p2pBind: '127.0.0.1' } as const;
-
-async function listenAddr(t: TestNode): Promise<string> {
-  const info = await t.client.get<{ listen_addrs: string[] }>('/node');
-  return info.listen_addrs.find((a) => a.includes('/ip4/127.0.0.1/'))!;
-}
-
-async function peerCount(t: TestNode): Promise<number> {
-  return (await t.client.get<{ peer_count: number }>('/node')).peer_count;
-}
-
-async function finalizedOn(t: TestNode, hash: string): Promise<boolean> {
-  return (await t.client.block(hash))?.finalized === true;
-}
-
 describe('three nodes on loopback', () => {
   let a: TestNode;
   let b: TestNode;
@@ -177,33 +163,6 @@ describe('catching up', () => {
     }
   }, 120_000);
 });
-
-/** Two connected nodes on one network: the first one's representative holds the genesis weight. */
-async function twoNodes(): Promise<[TestNode, TestNode]> {
-  const a = await startTestNode({ ...P2P });
-  const b = await startTestNode({
-    ...P2P,
-    genesisDir: join(a.dataDir, 'genesis'),
-    dial: [await listenAddr(a)],
-  });
-  await waitFor(async () => (await peerCount(a)) === 1, 10_000, 'peers');
-  return [a, b];
-}
-
-/** Moves `amount` of the treasury's XE to a new account that delegates it to `rep`. */
-async function delegate(t: TestNode, rep: string, amount: bigint): Promise<void> {
-  const treasury = await t.wallet(seedOf(t.keys.treasury.seed_hex));
-  const holder = await t.wallet();
-  const sent = await treasury.send(holder.address, amount);
-  holder.delegateTo(rep);
-  await holder.receive({
-    hash: sent.hash!,
-    from: treasury.address,
-    amount,
-    asset: 'XE',
-    timestamp: sent.timestamp,
-  });
-}
 
 describe('two representatives', () => {
   it('reach quorum together when neither holds 67% alone', async () => {

@@ -4,6 +4,8 @@ import { formatDifficulty } from '../../protocol/pow.ts';
 import { computeSupply, type SupplyReport } from '../../ledger/supply.ts';
 import type { Conflict } from '../../ledger/ledger.ts';
 import { hasQuorum } from '../../consensus/weights.ts';
+import { NETCHECK_VERSION, NODE_FEATURES } from '../../net/netcheck.ts';
+import { type Capabilities, repReadiness } from '../../net/rep-readiness.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type RouteDef } from '../route-table.ts';
 import { addressParams, balanceMap, hex64, lower, page, type Page, pageQuery } from './common.ts';
@@ -11,7 +13,7 @@ import { addressParams, balanceMap, hex64, lower, page, type Page, pageQuery } f
 /** The contract's Node and network table (node form). */
 
 const PROTOCOL_VERSION = '1.0.0';
-const KNOWN_FEATURES = ['noop'];
+const KNOWN_FEATURES = NODE_FEATURES;
 const SUPPLY_CACHE_MS = 2000;
 const FINALITY_STALL_S = 90;
 
@@ -152,6 +154,15 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           representatives: w.weights.size,
           finality_advances: node.consensus.stats.finality_advances,
           last_finality_ns: node.consensus.stats.last_finality_ns,
+          consensus: {
+            votes_throttled: node.consensus.votesThrottled,
+            votes_reaffirmed: node.consensus.stats.votes_reaffirmed,
+            laggards_answered: node.consensus.stats.laggards_answered,
+            records_swept: node.consensus.stats.records_swept,
+            phantoms_dropped: node.consensus.stats.phantoms_dropped,
+          },
+          election_pull: node.electionPuller?.stats ?? null,
+          inbound_connections: node.p2p?.inboundStats ?? null,
           pow_difficulty: formatDifficulty(pow.block),
           chat_pow_difficulty: formatDifficulty(pow.chat),
           lease_timing: leaseTiming(),
@@ -202,18 +213,15 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       auth: 'none',
       async handler() {
         const w = node.consensus.weights();
-        // Only this node's own representative can be resolved to a version until peers exist.
-        const own = w.weights.get(node.nodeKey.address) ?? 0n;
-        const readyMilli = w.total === 0n ? 0 : Number((own * 1000n) / w.total);
-        return {
-          total_weight: w.total.toString(),
-          feature_weight: Object.fromEntries(KNOWN_FEATURES.map((f) => [f, own.toString()])),
-          feature_ready_milli: Object.fromEntries(KNOWN_FEATURES.map((f) => [f, readyMilli])),
-          version_weight: own > 0n ? [{ version: node.version, weight: own.toString() }] : [],
-          unknown_weight: (w.total - own).toString(),
-          resolved_reps: own > 0n ? 1 : 0,
-          total_reps: w.weights.size,
+        const peers = new Map((node.p2p?.peers() ?? []).map((p) => [p.id, p]));
+        // This node's own representative runs this binary; any other is followed through the
+        // directory to the peer serving it and what that peer announced in netcheck.
+        const resolve = (rep: string): Capabilities | undefined => {
+          if (rep === node.nodeKey.address) return { version: NETCHECK_VERSION, features: KNOWN_FEATURES };
+          const peer = peers.get(node.directory?.lookup(rep)?.node_peer ?? '');
+          return peer && { version: peer.version, features: peer.features };
         };
+        return repReadiness({ weights: w.weights, total: w.total, features: KNOWN_FEATURES, resolve });
       },
     }),
     defineRoute({

@@ -1,0 +1,56 @@
+import { join } from 'node:path';
+import type { NodeOptions } from '../../node-core/node.ts';
+import { seedOf, startTestNode, type TestNode, waitFor } from './node.ts';
+
+/** Peer-to-peer networking on loopback, on a free port. */
+export const P2P = { p2p: true, p2pPort: 0, p2pBind: '127.0.0.1' } as const;
+
+export async function listenAddr(t: TestNode): Promise<string> {
+  const info = await t.client.get<{ listen_addrs: string[] }>('/node');
+  return info.listen_addrs.find((a) => a.includes('/ip4/127.0.0.1/'))!;
+}
+
+export async function peerCount(t: TestNode): Promise<number> {
+  return (await t.client.get<{ peer_count: number }>('/node')).peer_count;
+}
+
+export async function finalizedOn(t: TestNode, hash: string): Promise<boolean> {
+  return (await t.client.block(hash))?.finalized === true;
+}
+
+/** Two connected nodes on one network: the first one's representative holds the genesis weight. */
+export async function twoNodes(
+  optsA: Partial<NodeOptions> = {},
+  optsB: Partial<NodeOptions> = {},
+): Promise<[TestNode, TestNode]> {
+  const a = await startTestNode({ ...P2P, ...optsA });
+  let b: TestNode;
+  try {
+    b = await startTestNode({
+      ...P2P,
+      genesisDir: join(a.dataDir, 'genesis'),
+      dial: [await listenAddr(a)],
+      ...optsB,
+    });
+  } catch (e) {
+    await a.stop();
+    throw e;
+  }
+  await waitFor(async () => (await peerCount(a)) === 1, 10_000, 'peers');
+  return [a, b];
+}
+
+/** Moves `amount` of the treasury's XE to a new account that delegates it to `rep`. */
+export async function delegate(t: TestNode, rep: string, amount: bigint): Promise<void> {
+  const treasury = await t.wallet(seedOf(t.keys.treasury.seed_hex));
+  const holder = await t.wallet();
+  const sent = await treasury.send(holder.address, amount);
+  holder.delegateTo(rep);
+  await holder.receive({
+    hash: sent.hash!,
+    from: treasury.address,
+    amount,
+    asset: 'XE',
+    timestamp: sent.timestamp,
+  });
+}

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import {
+  decodeRegistration,
+  Directory,
+  DIRECTORY_TTL_NS,
+  encodeRegistration,
+  MAX_FUTURE_NS,
+} from '../../node-core/net/directory.ts';
+import { repReadiness } from '../../node-core/net/rep-readiness.ts';
+import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
+import { registrationMessage, signRegistration } from '../../node-core/protocol/registration.ts';
+
+/** Directory registrations (contract "Directory", D15) and the readiness attribution built on them. */
+const seed = new Uint8Array(32).fill(9);
+const key = keyPairFromSeed(seed);
+const PEER = '12D3KooWLwh6bjD9ZBCV3Zzta5SLhCyqrtMuFL5Yk7Lv9K4Gx6JQ';
+const T0 = 1_790_000_000_000_000_000n;
+
+describe('registrations', () => {
+  it('sign the 32 key bytes followed by the timestamp as i64 big-endian', () => {
+    const m = registrationMessage({ account: key.pub_key, timestamp: 0x0102030405060708n });
+    expect(m.length).toBe(40);
+    expect(Buffer.from(m.subarray(0, 32)).toString('hex')).toBe(key.pub_key);
+    expect([...m.subarray(32)]).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('travel as raw JSON and decode strictly', () => {
+    const r = signRegistration({ account: key.pub_key, node_peer: PEER, timestamp: T0 }, seed);
+    expect(decodeRegistration(encodeRegistration(r))).toEqual(r);
+    const json = (extra: Record<string, unknown>) =>
+      new TextEncoder().encode(JSON.stringify({ ...r, timestamp: T0.toString(), ...extra }));
+    expect(decodeRegistration(json({}))).toEqual(r);
+    expect(decodeRegistration(json({ extra: 1 }))).toBeUndefined();
+    expect(decodeRegistration(json({ pub_key: 'ab'.repeat(32) }))).toBeUndefined();
+    expect(decodeRegistration(json({ node_peer: 'not a peer id!' }))).toBeUndefined();
+    expect(decodeRegistration(json({ signature: 'zz' }))).toBeUndefined();
+  });
+});
+
+describe('Directory', () => {
+  const dir = (now = T0) => new Directory({ now: () => now });
+  const reg = (timestamp: bigint, node_peer = PEER) =>
+    signRegistration({ account: key.pub_key, node_peer, timestamp }, seed);
+
+  it('stores a verified registration under the key and its address; the newest wins', () => {
+    const d = dir();
+    expect(d.offer(reg(T0 - 10n))).toBe('accept');
+    expect(d.lookup(key.address)?.node_peer).toBe(PEER);
+    expect(d.lookup(key.pub_key)?.timestamp).toBe(T0 - 10n);
+    const other = '12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo';
+    expect(d.offer(reg(T0 - 10n, other))).toBe('ignore'); // not newer
+    expect(d.offer(reg(T0 - 20n, other))).toBe('ignore');
+    expect(d.offer(reg(T0 - 5n, other))).toBe('accept');
+    expect(d.lookup(key.address)?.node_peer).toBe(other);
+    expect(d.list()).toHaveLength(1);
+  });
+
+  it('rejects a forged signature, ignores expired and far-future registrations (H-08)', () => {
+    const d = dir();
+    expect(d.offer({ ...reg(T0), signature: 'ab'.repeat(64) })).toBe('reject');
+    expect(
+      d.offer({ ...reg(T0), node_peer: PEER, account: keyPairFromSeed(new Uint8Array(32)).pub_key }),
+    ).toBe('reject');
+    expect(d.offer(reg(T0 - DIRECTORY_TTL_NS))).toBe('ignore');
+    expect(d.offer(reg(T0 + MAX_FUTURE_NS + 1n))).toBe('ignore');
+    expect(d.list()).toEqual([]);
+  });
+
+  it('hides and prunes entries 30 minutes after their timestamp', () => {
+    let now = T0;
+    const d = new Directory({ now: () => now });
+    expect(d.offer(reg(T0))).toBe('accept');
+    now = T0 + DIRECTORY_TTL_NS;
+    expect(d.lookup(key.address)).toBeUndefined();
+    expect(d.list()).toEqual([]);
+    d.prune();
+    now = T0;
+    expect(d.lookup(key.address)).toBeUndefined(); // gone, not just hidden
+  });
+});
+
+describe('repReadiness', () => {
+  it("attributes each representative's weight to the version and features of the node serving it", () => {
+    const caps = new Map([
+      ['a', { version: '1.0.0', features: ['noop', 'other'] }],
+      ['b', { version: '1.1.0', features: [] }],
+    ]);
+    const r = repReadiness({
+      weights: new Map([
+        ['a', 50n],
+        ['b', 30n],
+        ['c', 20n],
+      ]),
+      total: 100n,
+      features: ['noop'],
+      resolve: (rep) => caps.get(rep),
+    });
+    expect(r).toEqual({
+      total_weight: '100',
+      feature_weight: { noop: '50' },
+      feature_ready_milli: { noop: 500 },
+      version_weight: [
+        { version: '1.0.0', weight: '50' },
+        { version: '1.1.0', weight: '30' },
+      ],
+      unknown_weight: '20',
+      resolved_reps: 2,
+      total_reps: 3,
+    });
+  });
+});
