@@ -126,7 +126,17 @@ export const DEFAULT_UI_DIR = fileURLToPath(
 const MAX_PARKED = 10_000;
 const PARK_MS = 5_000;
 
-const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
+/**
+ * Wall-clock nanoseconds, never repeating or going back within a process: the sub-millisecond part
+ * comes from a different clock than Date.now(), and a representative's successive votes must carry
+ * rising timestamps (a newer converge vote replaces an older one by timestamp, 2.2).
+ */
+let lastNs = 0n;
+const nowNs = (): bigint => {
+  const t = BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
+  lastNs = t > lastNs ? t : lastNs + 1n;
+  return lastNs;
+};
 
 export class LedgerNode {
   readonly opts: NodeOptions;

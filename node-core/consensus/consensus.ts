@@ -1,6 +1,7 @@
 import { ZERO_HASH } from '../protocol/block.ts';
 import { signVote, verifyVote, type Vote } from '../protocol/vote.ts';
 import { addressFromPublicKey, type Verifier } from '../protocol/keys.ts';
+import { LedgerError } from '../ledger/errors.ts';
 import type { CommittedBlock, Ledger, SignedBlock } from '../ledger/ledger.ts';
 import type { AccountRecord } from '../ledger/records.ts';
 import type { StateChain } from '../statechain/statechain.ts';
@@ -51,6 +52,8 @@ const PHANTOM_SCAN = 4_096;
 /** Final votes signed on request are reused this long (and this many are kept). */
 const RECENT_FINAL_MS = 1_000;
 const MAX_RECENT_FINALS = 10_000;
+/** A winner whose promotion failed deterministically is passed over this long (2.3 point 5). */
+const QUARANTINE_MS = 30_000;
 
 /**
  * Timings of the liveness loops (reference-behavior.md 2.3 points 3 and 7); injectable so tests can
@@ -65,6 +68,11 @@ export interface ConsensusTiming {
   answerEveryMs?: number;
   /** Records of positions finalized meanwhile are swept this often (default 30 s). */
   lingerSweepMs?: number;
+  /**
+   * At a contested position, no final vote until this long after the last new candidate appeared
+   * (default 3 s; reference-behavior.md 2.3 (a), C-09).
+   */
+  stabilityMs?: number;
 }
 
 export interface ConsensusDeps {
@@ -83,18 +91,20 @@ export interface ConsensusDeps {
   throttle?: VoteThrottleOptions;
 }
 
-/** Voters per phase; their weight is looked up when counting (current weight, section 2.2). */
+/** One candidate's election; its voters are counted afresh each time (votes can move, 2.2). */
 interface Tally {
   hash: string;
-  converge: Set<string>;
-  final: Set<string>;
   /** When the election opened (ms), for the fallback rule. */
   since: number;
   account: string;
   previous: string;
 }
 
-/** The local representative's latest vote at an unresolved position, re-affirmed until it resolves. */
+/**
+ * The local representative's vote slot at an unresolved position (one per position, 2.2): a converge
+ * vote moves with the preference; a final vote is the commit-lock and never moves. Re-affirmed until
+ * the position resolves.
+ */
 interface OwnVote {
   hash: string;
   account: string;
@@ -146,7 +156,7 @@ export class Consensus {
   private readonly seen = new Map<string, bigint>();
   /** Signed votes by position `account:previous` and representative key, as they travelled. */
   private readonly ballots = new Map<string, Map<string, SignedVote>>();
-  /** The local representative's votes at unresolved tallies (by tally key), for re-affirming. */
+  /** The local representative's vote slot by position `account:previous`. */
   private readonly own = new Map<string, OwnVote>();
   /** Finalized positions that answered laggards: answers given and when the last one went (ms). */
   private readonly answered = new Map<string, { count: number; at: number }>();
@@ -163,6 +173,11 @@ export class Consensus {
   private readonly positions = new Map<string, string>();
   /** Staged winners being swapped in. */
   private readonly resolving = new Set<string>();
+  /** When a position last gained a held candidate (ms), for the stability window. */
+  private readonly candidateAt = new Map<string, number>();
+  /** Winners whose promotion failed deterministically, passed over until the time given (ms). */
+  private readonly quarantine = new Map<string, number>();
+  private readonly stabilityMs: number;
   private readonly now: () => bigint;
   private readonly onError: (err: unknown) => void;
   /** Heights decided final in memory, not yet written (account -> height). */
@@ -203,6 +218,7 @@ export class Consensus {
     this.fallbackMs = deps.timing?.fallbackMs ?? FALLBACK_MS;
     this.answerEveryMs = deps.timing?.answerEveryMs ?? 5_000;
     this.lingerSweepMs = deps.timing?.lingerSweepMs ?? 30_000;
+    this.stabilityMs = deps.timing?.stabilityMs ?? 3_000;
   }
 
   /** Converge votes dropped by the per-election throttle (C-07). */
@@ -250,6 +266,13 @@ export class Consensus {
       // A re-affirmed vote at a decided position: answered above, nothing left to count or relay.
       this.seen.set(key, v.timestamp);
       return 'ignore';
+    }
+    // One vote slot per representative and position (2.2): a final vote is irrevocable, and a newer
+    // converge vote moves the representative's weight from the candidate it voted for before.
+    const prior = this.ballots.get(position)?.get(v.rep_pub_key);
+    if (prior && prior.block_hash !== v.block_hash) {
+      if (prior.final || v.timestamp < prior.timestamp) return 'ignore';
+      this.remote.get(prior.block_hash)?.votes.delete(rep);
     }
     // Remembered only once it counts: neither a forged nor a misplaced vote can shadow a real one.
     this.positions.set(v.block_hash, position);
@@ -483,8 +506,23 @@ export class Consensus {
     this.lingerSweeper = setInterval(() => this.sweepLingering(), this.lingerSweepMs);
     this.lingerSweeper.unref();
     this.ledger.onCommitted((batch) => this.onCommitted(batch));
-    // A candidate staged after its votes arrived may already have won.
-    this.ledger.onStaged((hash) => this.considerStaged(hash));
+    // A new candidate restarts the stability window at its position; one staged after its votes
+    // arrived may already have won.
+    this.ledger.onStaged((hash) => {
+      const st = this.ledger.stagedBlock(hash);
+      if (st) this.candidateAt.set(`${st.block.account}:${st.block.previous}`, Date.now());
+      this.considerStaged(hash);
+    });
+    // Commit-locks survive restarts: this representative's final votes stay where they were cast.
+    for (const [position, hash] of this.ledger.voteLocks()) {
+      const at = position.lastIndexOf(':');
+      this.own.set(position, {
+        hash,
+        account: position.slice(0, at),
+        previous: position.slice(at + 1),
+        final: true,
+      });
+    }
     this.ledger.setInlineFinality((block, before, weights) => this.finalOnApply(block, before, weights));
     for (const account of unfinalized) this.drive(account);
   }
@@ -583,8 +621,27 @@ export class Consensus {
       // In a conflict every representative prefers the lowest hash among the candidates
       // (reference-behavior.md 2.3), so first-seen splits cannot stall the election.
       const conflict = this.ledger.conflictAt(account, h);
-      const preferred = conflict ? [...conflict.candidates].sort()[0]! : hash;
+      const nowMs = Date.now();
+      const preferred = conflict
+        ? ([...conflict.candidates].filter((c) => !((this.quarantine.get(c) ?? 0) > nowMs)).sort()[0] ?? hash)
+        : hash;
       if (preferred !== hash) {
+        // The emission gate holds for the candidate voted for (2.3 point 2): a staged receive gets
+        // this node's vote only once its source is final here.
+        const src = this.ledger.stagedBlock(preferred)?.block.source;
+        if (src !== undefined && this.ledger.stagedBlock(preferred)!.block.type === 'receive') {
+          const s = this.ledger.getBlock(src);
+          if (!s) {
+            this.stalled.add(account);
+            return;
+          }
+          if (s.height > this.finalHeight(s.block.account)) {
+            let set = this.waiters.get(s.block.account);
+            if (!set) this.waiters.set(s.block.account, (set = new Set()));
+            set.add(account);
+            return;
+          }
+        }
         // This node's votes go to the preferred (staged) candidate, but the one on chain may still
         // win by the others' votes: both tallies are counted.
         if (this.tally(`${account}:${h}:${preferred}`, account, preferred, block.previous, true)) {
@@ -618,10 +675,17 @@ export class Consensus {
       .resolveConflict(account, height, hash)
       .then(() => {
         this.tallies.delete(`${account}:${height}:${hash}`);
-        this.own.delete(`${account}:${height}:${hash}`);
         this.drive(account);
       })
-      .catch((err: unknown) => this.onError(err))
+      .catch((err: unknown) => {
+        // A winner that cannot be promoted for a deterministic reason is passed over for a while,
+        // so the election can settle on the next candidate instead of retrying it for ever (C-12).
+        if (err instanceof LedgerError && !err.retryable) {
+          if (this.quarantine.size >= MAX_ANSWERED_POSITIONS) this.quarantine.clear();
+          this.quarantine.set(hash, Date.now() + QUARANTINE_MS);
+          this.stalled.add(account);
+        } else this.onError(err);
+      })
       .finally(() => this.resolving.delete(hash));
   }
 
@@ -632,40 +696,60 @@ export class Consensus {
    */
   private tally(key: string, account: string, hash: string, previous: string, castLocal: boolean): boolean {
     let t = this.tallies.get(key);
-    if (!t || t.hash !== hash) {
-      this.tallies.set(
-        key,
-        (t = { hash, converge: new Set(), final: new Set(), since: Date.now(), account, previous }),
-      );
-    }
+    if (!t || t.hash !== hash) this.tallies.set(key, (t = { hash, since: Date.now(), account, previous }));
     const w = this.weights();
     const fallback = Date.now() - t.since >= this.fallbackMs;
     const decides = (voters: Set<string>) => {
       const weight = weightOf(voters, w.weights);
       return hasQuorum(weight, w.total) || (fallback && weight * 2n > w.total);
     };
+    const position = `${account}:${previous}`;
+    const converge = new Set<string>();
+    const final = new Set<string>();
     const votedAt = this.positions.get(hash);
-    if (votedAt === undefined || votedAt === `${account}:${previous}`) {
-      for (const [voter, final] of this.remote.get(hash)?.votes ?? []) {
-        t.converge.add(voter);
-        if (final) t.final.add(voter);
+    if (votedAt === undefined || votedAt === position) {
+      for (const [voter, isFinal] of this.remote.get(hash)?.votes ?? []) {
+        converge.add(voter);
+        if (isFinal) final.add(voter);
       }
     }
-    const rep = castLocal ? this.localRep : undefined;
-    if (rep) {
-      const weight = w.weights.get(rep.address) ?? 0n;
-      if (weight > 0n && !t.converge.has(rep.address)) {
-        t.converge.add(rep.address);
-        this.own.set(key, { hash, account, previous, final: false });
-        this.emit({ rep, hash, account, previous, final: false });
-      }
-      if (weight > 0n && !t.final.has(rep.address) && decides(t.converge)) {
-        t.final.add(rep.address);
-        this.own.set(key, { hash, account, previous, final: true });
-        this.emit({ rep, hash, account, previous, final: true });
-      }
+    const rep = this.localRep;
+    let mine = this.own.get(position);
+    const weight = rep ? (w.weights.get(rep.address) ?? 0n) : 0n;
+    if (rep && castLocal && weight > 0n && mine?.hash !== hash && !mine?.final) {
+      // A converge vote, moving this representative's slot here from any earlier preference.
+      this.own.set(position, (mine = { hash, account, previous, final: false }));
+      this.emit({ rep, hash, account, previous, final: false });
     }
-    return decides(t.final);
+    if (rep && mine?.hash === hash) {
+      converge.add(rep.address);
+      if (!mine.final && castLocal && weight > 0n && this.stable(position) && decides(converge)) {
+        mine.final = true;
+        this.lockAndEmitFinal(rep, mine);
+      }
+      if (mine.final) final.add(rep.address);
+    }
+    return decides(final);
+  }
+
+  /** True unless the position gained a candidate within the stability window (2.3 (a)). */
+  private stable(position: string): boolean {
+    const at = this.candidateAt.get(position);
+    return at === undefined || Date.now() - at >= this.stabilityMs;
+  }
+
+  /**
+   * The commit-lock goes to disk before the final vote goes out (2.2): whatever happens next, a
+   * restart, a new preference, this representative never final-votes a second block there.
+   */
+  private lockAndEmitFinal(rep: LocalRepresentative, o: OwnVote): void {
+    this.ledger
+      .lockVote(o.account, o.previous, o.hash)
+      .then(() => {
+        if (this.running)
+          this.emit({ rep, hash: o.hash, account: o.account, previous: o.previous, final: true });
+      })
+      .catch((err: unknown) => this.onError(err));
   }
 
   private emit(v: {
@@ -700,10 +784,9 @@ export class Consensus {
   private reaffirm(): void {
     const rep = this.localRep;
     if (!rep || !this.sink || !this.running) return;
-    for (const [key, o] of this.own) {
-      const t = this.tallies.get(key);
-      if (!t || t.hash !== o.hash || this.ledger.getBlock(o.hash)?.finalized) {
-        this.own.delete(key);
+    for (const [position, o] of this.own) {
+      if (this.finalizedAt(position) !== undefined) {
+        this.own.delete(position);
         continue;
       }
       this.stats.votes_reaffirmed += 1;
@@ -721,7 +804,6 @@ export class Consensus {
     for (const [key, t] of this.tallies) {
       if (this.finalizedAt(`${t.account}:${t.previous}`) === undefined) continue;
       this.tallies.delete(key);
-      this.own.delete(key);
       swept += 1;
     }
     for (const [hash, position] of this.positions) {
@@ -730,6 +812,14 @@ export class Consensus {
       this.remote.delete(hash);
       swept += 1;
     }
+    for (const position of this.own.keys()) {
+      if (this.finalizedAt(position) === undefined) continue;
+      this.own.delete(position);
+      this.candidateAt.delete(position);
+      swept += 1;
+    }
+    const nowMs = Date.now();
+    for (const [hash, until] of this.quarantine) if (until <= nowMs) this.quarantine.delete(hash);
     for (const position of this.ballots.keys()) {
       if (this.finalizedAt(position) === undefined) continue;
       this.ballots.delete(position);
@@ -750,9 +840,10 @@ export class Consensus {
       const position = `${t.account}:${t.previous}`;
       this.ballots.delete(position);
       this.throttle.forget(position);
+      this.own.delete(position);
+      this.candidateAt.delete(position);
     }
     this.tallies.delete(`${account}:${height}`);
-    this.own.delete(`${account}:${height}`);
     this.decided.set(account, height);
     this.queue.set(account, height);
     this.wakeWaiters(account);

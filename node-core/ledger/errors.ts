@@ -33,7 +33,8 @@ export type LedgerErrorCode =
   | 'multisig'
   | 'account_exists'
   | 'genesis'
-  | 'unresolved_conflict';
+  | 'unresolved_conflict'
+  | 'vote_locked';
 
 const RETRYABLE: ReadonlySet<LedgerErrorCode> = new Set([
   'unopened_account',

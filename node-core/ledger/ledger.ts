@@ -561,15 +561,25 @@ export class Ledger {
 
   /**
    * Drops conflict records whose position no longer exists as recorded (C-14): undone by a cascade
-   * rollback, taken by a block that is not a candidate, or finalized. Returns how many it dropped.
+   * rollback, taken by a block that is not a candidate, finalized, or left with no rival because its
+   * staged receives lost their sources. Returns how many it dropped.
    */
   private sweepConflicts(): number {
     let dropped = 0;
     for (const [key, c] of [...this.conflicts]) {
+      // A staged receive whose source a rollback removed can never be applied: it leaves the race.
+      for (const h of [...c.candidates]) {
+        const st = this.staged.get(h);
+        if (st?.block.type !== 'receive' || this.readBlock(st.block.source!) !== undefined) continue;
+        c.candidates.delete(h);
+        this.staged.delete(h);
+        this.store.staged.removeSync(hashKey(h));
+        this.saveConflict(key, c);
+      }
       const acct = this.getAccount(c.account);
       const onChain = acct && acct.height >= c.height ? this.hashAt(c.account, c.height) : undefined;
-      if (acct && acct.final_height < c.height && onChain !== undefined && c.candidates.has(onChain))
-        continue;
+      const open = acct && acct.final_height < c.height && onChain !== undefined && c.candidates.has(onChain);
+      if (open && c.candidates.size > 1) continue;
       this.dropConflict(key, c);
       dropped++;
     }
@@ -623,6 +633,33 @@ export class Ledger {
     return new Promise((resolve, reject) =>
       this.enqueue({ kind: 'resolve', account, height, winner, resolve: () => resolve(), reject }),
     );
+  }
+
+  /**
+   * Records, durably, that this node's representative casts its final vote at a position for `hash`
+   * (the commit-lock): resolves once on disk, so the vote may go out; rejects if the position is
+   * locked to another hash already. Write-once: a restart cannot lead to a second final vote there.
+   */
+  lockVote(account: string, previous: string, hash: string): Promise<void> {
+    const position = `${account}:${previous}`;
+    return new Promise((resolve, reject) =>
+      this.enqueue({ kind: 'lock', position, hash, resolve: () => resolve(), reject }),
+    );
+  }
+
+  /** The commit-locks held (position `account:previous` -> hash), for consensus at start. */
+  voteLocks(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const { key, value } of this.store.voteLocks.getRange()) out.set(key, value);
+    return out;
+  }
+
+  private applyLock(position: string, hash: string): FinalizeAdvance[] {
+    const held = this.store.voteLocks.get(position);
+    if (held !== undefined && held !== hash)
+      throw new LedgerError('vote_locked', `final vote at ${position} is locked to ${held}`);
+    if (held === undefined) this.store.voteLocks.putSync(position, hash);
+    return [];
   }
 
   private applyResolve(ctx: WriteContext, account: string, height: number, winner: string): void {
@@ -959,6 +996,7 @@ export class Ledger {
           this.applyResolve(ctx, op.account, op.height, op.winner);
           return { value: [] };
         }
+        if (op.kind === 'lock') return { value: this.applyLock(op.position, op.hash) };
         return { value: this.applyFinalize(op.items) };
       } catch (e) {
         if (e instanceof LedgerError) return { error: e };
@@ -1019,6 +1057,8 @@ export class Ledger {
       for (let h = acct.final_height + 1; h <= to; h++) {
         const c = this.conflicts.get(`${account}:${h}`);
         if (c) this.dropConflict(`${account}:${h}`, c);
+        // A final position needs its commit-lock no more.
+        this.store.voteLocks.removeSync(`${account}:${this.blockAt(account, h)!.block.previous}`);
       }
       this.writeAccount(account, { ...acct, final_height: to, final_balances: fb });
       if (to === acct.height) this.store.unfinal.removeSync(account);
@@ -1262,6 +1302,13 @@ type WriteOp =
       account: string;
       height: number;
       winner: string;
+      resolve: (r: unknown) => void;
+      reject: (e: Error) => void;
+    }
+  | {
+      kind: 'lock';
+      position: string;
+      hash: string;
       resolve: (r: unknown) => void;
       reject: (e: Error) => void;
     };

@@ -43,6 +43,11 @@ export class Store {
   readonly conflicts: Database<string, string>;
   /** Staged conflict candidates: block hash (32 bytes) -> block record (ledger/codec.ts) */
   readonly staged: Database<Uint8Array, Uint8Array>;
+  /**
+   * The node representative's commit-locks: position `account:previous` -> the one hash it cast a
+   * final vote for there (write-once; reference-behavior.md 2.2). Dropped once the position is final.
+   */
+  readonly voteLocks: Database<string, string>;
   /** state-chain index -> state block JSON (op values verbatim) */
   readonly stateBlocks: Database<string, number>;
   /** state-chain key -> value JSON text, verbatim */
@@ -63,6 +68,7 @@ export class Store {
     this.unfinal = text<string>('unfinal');
     this.conflicts = text<string>('conflicts');
     this.staged = bin('staged');
+    this.voteLocks = text<string>('vote_locks');
     this.stateBlocks = text<number>('state_blocks');
     this.kv = text<string>('kv');
   }

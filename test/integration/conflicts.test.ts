@@ -12,6 +12,9 @@ import {
   waitFinal,
   XE,
 } from '../helpers/ledger-kit.ts';
+import type { SignedVote } from '../../node-core/consensus/consensus.ts';
+import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
+import { signVote } from '../../node-core/protocol/vote.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
 /**
@@ -29,8 +32,11 @@ function sealUntil(make: (k: bigint) => Block, ok: (hash: string) => boolean): B
   }
 }
 
-/** Delegates 30M of the 42M XE to a representative that never votes: nothing finalizes. */
-async function stallFinality(kit: Kit, treasury: Account): Promise<Account> {
+/**
+ * Delegates 30M of the 42M XE to another representative (by default one that never votes): the
+ * node's own 29 % finalizes nothing alone.
+ */
+async function stallFinality(kit: Kit, treasury: Account, rep = new Account(kit).address): Promise<Account> {
   const x = new Account(kit);
   const big = await treasury.send(x.address, 30_000_000n * XE);
   await waitFinal(kit, treasury.address);
@@ -40,7 +46,7 @@ async function stallFinality(kit: Kit, treasury: Account): Promise<Account> {
       asset: 'XE',
       source: big.hash!,
       balance: 30_000_000n * XE,
-      representative: new Account(kit).address,
+      representative: rep,
     }),
   );
   return x;
@@ -142,7 +148,7 @@ describe('conflicts', () => {
 
   it('drops a conflict whose position a cascade rollback undid, so the account is not wedged (C-14)', async () => {
     await t?.stop();
-    t = await startTestNode();
+    t = await startTestNode({ consensusTiming: { stabilityMs: 50 } });
     const kit = await kitOf(t);
     const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
     await treasury.sync();
@@ -260,5 +266,216 @@ describe('conflicts', () => {
     const ok = opening({ type: 'claim', amount: 900n * XE, balance: 900n * XE }, 4n);
     expect((await http(kit.url, 'POST', '/blocks/claim', blockToJson(ok))).status).toBe(202);
     expect((await http(kit.url, 'GET', `/conflicts/${m.address}`)).status).toBe(200);
+  });
+
+  it("the node's final vote is write-once and on disk before it goes out (commit-lock)", async () => {
+    await t?.stop();
+    // A short stability window: the test also watches it hold back a vote on a contested position.
+    t = await startTestNode({ consensusTiming: { stabilityMs: 400 } });
+    const node = t.node;
+    const kit = await kitOf(t);
+    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
+    await treasury.sync();
+    const repSeed = randomSeed();
+    const r = keyPairFromSeed(repSeed); // the 71 % representative, voting as the test says
+    await stallFinality(kit, treasury, r.address);
+    const emitted: { vote: SignedVote; lockedTo: string | undefined }[] = [];
+    node.consensus.setSink({
+      broadcast: (vote) =>
+        emitted.push({ vote, lockedTo: node.store.voteLocks.get(`${vote.account}:${vote.previous}`) }),
+    });
+    const rVote = (hash: string, previous: string, final: boolean) =>
+      signVote(
+        {
+          rep_pub_key: r.pub_key,
+          block_hash: hash,
+          account: treasury.address,
+          previous,
+          timestamp: node.now(),
+          final,
+        },
+        repSeed,
+      );
+
+    // r's converge vote brings converge weight to 100 %: the node casts its final vote for the send.
+    const y = new Account(kit);
+    const send = await treasury.send(y.address, XE);
+    const position = `${treasury.address}:${send.previous}`;
+    expect(node.consensus.onVote(rVote(send.hash!, send.previous, false))).toBe('accept');
+    await waitFor(() => emitted.some((e) => e.vote.final), 5000, 'the final vote');
+    const finals = () => emitted.filter((e) => e.vote.final);
+    expect(finals().map((e) => [e.vote.block_hash, e.lockedTo])).toEqual([[send.hash, send.hash]]);
+    expect(node.ledger.voteLocks().get(position)).toBe(send.hash);
+
+    // A sibling with a lower hash becomes every representative's preference, but this node's vote
+    // is locked: it votes for it neither converge nor final, however long it waits.
+    const sibling = sealUntil(
+      (k) =>
+        sealed(
+          {
+            account: treasury.address,
+            previous: send.previous,
+            timestamp: send.timestamp + k + 1n,
+            type: 'send',
+            asset: 'XE',
+            destination: y.address,
+            amount: 2n * XE,
+            balance: send.balance - XE,
+          },
+          treasury.seed,
+          kit,
+        ),
+      (h) => h < send.hash!,
+    );
+    expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(sibling))).status).toBe(202);
+    expect(node.consensus.onVote(rVote(sibling.hash!, send.previous, false))).toBe('accept');
+    await new Promise((res) => setTimeout(res, 1200));
+    expect(emitted.filter((e) => e.vote.block_hash === sibling.hash)).toEqual([]);
+    expect(finals()).toHaveLength(1);
+
+    // r's final vote (71 %) decides for the sibling without this node: it is swapped in and final,
+    // and the lock, no longer needed, is gone.
+    expect(node.consensus.onVote(rVote(sibling.hash!, send.previous, true))).toBe('accept');
+    await waitFor(
+      async () => (await http(kit.url, 'GET', `/blocks/${sibling.hash}`)).status === 200,
+      5000,
+      'the sibling to be swapped in',
+    );
+    await waitFor(
+      async () =>
+        ((await http(kit.url, 'GET', `/blocks/${sibling.hash}`)).body as { finalized: boolean }).finalized,
+      5000,
+      'the sibling to finalize',
+    );
+    expect((await http(kit.url, 'GET', `/blocks/${send.hash}`)).status).toBe(404);
+    expect(node.ledger.voteLocks().has(position)).toBe(false);
+    expect(finals()).toHaveLength(1);
+  });
+
+  it('moves its converge vote with its preference, and final-votes a contested position only after the stability window', async () => {
+    await t?.stop();
+    t = await startTestNode({ consensusTiming: { stabilityMs: 600 } });
+    const node = t.node;
+    const kit = await kitOf(t);
+    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
+    await treasury.sync();
+    const repSeed = randomSeed();
+    const r = keyPairFromSeed(repSeed);
+    await stallFinality(kit, treasury, r.address);
+    const emitted: { vote: SignedVote; at: number }[] = [];
+    node.consensus.setSink({ broadcast: (vote) => emitted.push({ vote, at: performance.now() }) });
+
+    const y = new Account(kit);
+    const send = await treasury.send(y.address, XE);
+    await waitFor(() => emitted.some((e) => e.vote.block_hash === send.hash), 5000, 'a converge vote');
+    const sibling = sealUntil(
+      (k) =>
+        sealed(
+          {
+            account: treasury.address,
+            previous: send.previous,
+            timestamp: send.timestamp + k + 1n,
+            type: 'send',
+            asset: 'XE',
+            destination: y.address,
+            amount: 2n * XE,
+            balance: send.balance - XE,
+          },
+          treasury.seed,
+          kit,
+        ),
+      (h) => h < send.hash!,
+    );
+    const stagedAt = performance.now();
+    expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(sibling))).status).toBe(202);
+    // r joins the node's preference: converge weight is 100 % at once, yet the final vote waits.
+    const vote = signVote(
+      {
+        rep_pub_key: r.pub_key,
+        block_hash: sibling.hash!,
+        account: treasury.address,
+        previous: send.previous,
+        timestamp: node.now(),
+        final: false,
+      },
+      repSeed,
+    );
+    expect(node.consensus.onVote(vote)).toBe('accept');
+    await waitFor(
+      () => emitted.some((e) => e.vote.final && e.vote.block_hash === sibling.hash),
+      5000,
+      'the final vote for the sibling',
+    );
+    const mine = emitted.map((e) => [e.vote.block_hash, e.vote.final]);
+    expect(mine).toEqual([
+      [send.hash, false],
+      [sibling.hash, false],
+      [sibling.hash, true],
+    ]);
+    expect(emitted[2]!.at - stagedAt).toBeGreaterThanOrEqual(600);
+  });
+
+  it('a staged receive waits for its source, and leaves the race when a rollback removes that source', async () => {
+    await t?.stop();
+    t = await startTestNode({ consensusTiming: { stabilityMs: 50 } });
+    const kit = await kitOf(t);
+    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
+    await treasury.sync();
+    const x = await stallFinality(kit, treasury);
+    const a = new Account(kit);
+    const b = new Account(kit);
+    await a.claim(10n * XE);
+    const s1 = await a.send(b.address, 3n * XE);
+    const cB = await b.claim(XE);
+    // At b's opening position, a receive of s1 with a lower hash than b's claim: b's preference,
+    // but only once s1 is final.
+    const rS = sealUntil(
+      (k) =>
+        sealed(
+          {
+            account: b.address,
+            previous: ZERO_HASH,
+            timestamp: nowNs() + k,
+            type: 'receive',
+            asset: 'XE',
+            source: s1.hash!,
+            balance: 3n * XE,
+          },
+          b.seed,
+          kit,
+        ),
+      (h) => h < cB.hash!,
+    );
+    expect((await http(kit.url, 'POST', '/blocks/receive', blockToJson(rS))).status).toBe(202);
+    // At a's send position, a sibling that wins and takes s1 away.
+    const aS = sealUntil(
+      (k) =>
+        sealed(
+          {
+            account: a.address,
+            previous: s1.previous,
+            timestamp: nowNs() + k,
+            type: 'send',
+            asset: 'XE',
+            destination: treasury.address,
+            amount: 4n * XE,
+            balance: 6n * XE,
+          },
+          a.seed,
+          kit,
+        ),
+      (h) => h < s1.hash!,
+    );
+    expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(aS))).status).toBe(202);
+
+    await restoreFinality(kit, x, treasury.address);
+    await waitFinal(kit, a.address, 10_000);
+    await waitFinal(kit, b.address, 10_000);
+    expect((await finalFlags(kit, b.address)).length).toBe(1);
+    expect((await http(kit.url, 'GET', `/blocks/${cB.hash}`)).body).toMatchObject({ finalized: true });
+    expect((await http(kit.url, 'GET', `/blocks/${aS.hash}`)).body).toMatchObject({ finalized: true });
+    for (const gone of [s1.hash, rS.hash])
+      expect((await http(kit.url, 'GET', `/blocks/${gone}`)).status, gone).toBe(404);
+    expect((await http(kit.url, 'GET', '/conflicts')).body).toEqual([]);
   });
 });

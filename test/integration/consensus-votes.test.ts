@@ -131,6 +131,27 @@ describe('remote votes', () => {
     expect(c.onVote(first)).toBe('ignore'); // a replay of the older copy
   });
 
+  it('one vote slot per representative and position: a newer converge vote moves its weight; an older one, or any after a final vote, does not (2.2)', () => {
+    const c = t.node.consensus;
+    const at = { account: randomHex(), previous: '0' };
+    const [x, y] = [randomHex(), randomHex()];
+    const now = t.node.now();
+    const cast = (hash: string, dt: bigint, final: boolean) =>
+      c.onVote(signVote(vote({ ...at, block_hash: hash, final, timestamp: now + dt }), repSeed));
+    expect(cast(x, 0n, false)).toBe('accept');
+    expect(c.votersFor(x)).toEqual([rep.address]);
+    expect(cast(y, 1n, false)).toBe('accept'); // the newer converge vote moves the weight to y
+    expect(c.votersFor(x)).toEqual([]);
+    expect(c.votersFor(y)).toEqual([rep.address]);
+    expect(cast(x, -5n, false)).toBe('ignore'); // an older converge vote arriving late changes nothing
+    expect(c.votersFor(x)).toEqual([]);
+    expect(cast(y, 2n, true)).toBe('accept'); // final: irrevocable
+    expect(cast(x, 3n, false)).toBe('ignore');
+    expect(cast(x, 4n, true)).toBe('ignore');
+    expect(c.votersFor(x)).toEqual([]);
+    expect(c.votersFor(y)).toEqual([rep.address]);
+  });
+
   it('the throttle count is shown in GET /node', async () => {
     const info = await t.client.get<{ consensus: { votes_throttled: number } }>('/node');
     expect(info.consensus.votes_throttled).toBe(t.node.consensus.votesThrottled);
