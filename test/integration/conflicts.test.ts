@@ -272,7 +272,7 @@ describe('conflicts', () => {
     await t?.stop();
     // A short stability window: the test also watches it hold back a vote on a contested position.
     t = await startTestNode({ consensusTiming: { stabilityMs: 400 } });
-    const node = t.node;
+    let node = t.node;
     const kit = await kitOf(t);
     const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
     await treasury.sync();
@@ -280,10 +280,12 @@ describe('conflicts', () => {
     const r = keyPairFromSeed(repSeed); // the 71 % representative, voting as the test says
     await stallFinality(kit, treasury, r.address);
     const emitted: { vote: SignedVote; lockedTo: string | undefined }[] = [];
-    node.consensus.setSink({
-      broadcast: (vote) =>
-        emitted.push({ vote, lockedTo: node.store.voteLocks.get(`${vote.account}:${vote.previous}`) }),
-    });
+    const listen = () =>
+      node.consensus.setSink({
+        broadcast: (vote) =>
+          emitted.push({ vote, lockedTo: node.store.voteLocks.get(`${vote.account}:${vote.previous}`) }),
+      });
+    listen();
     const rVote = (hash: string, previous: string, final: boolean) =>
       signVote(
         {
@@ -305,6 +307,24 @@ describe('conflicts', () => {
     await waitFor(() => emitted.some((e) => e.vote.final), 5000, 'the final vote');
     const finals = () => emitted.filter((e) => e.vote.final);
     expect(finals().map((e) => [e.vote.block_hash, e.lockedTo])).toEqual([[send.hash, send.hash]]);
+    expect(node.ledger.voteLocks().get(position)).toBe(send.hash);
+
+    // The lock outlives a restart.
+    const dataDir = t.dataDir;
+    await t.stop({ keepData: true });
+    t = await startTestNode({
+      dataDir,
+      apiPort: Number(new URL(kit.url).port),
+      consensusTiming: { stabilityMs: 400 },
+    });
+    node = t.node;
+    listen();
+    await waitFor(() =>
+      http(kit.url, 'GET', '/health').then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+    );
     expect(node.ledger.voteLocks().get(position)).toBe(send.hash);
 
     // A sibling with a lower hash becomes every representative's preference, but this node's vote
