@@ -15,6 +15,7 @@ import {
 import type { SignedVote } from '../../node-core/consensus/consensus.ts';
 import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
 import { signVote } from '../../node-core/protocol/vote.ts';
+import type { NodeOptions } from '../../node-core/node.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
 /**
@@ -24,10 +25,19 @@ import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.t
  * a conflict whose position a cascade rollback undid is swept instead of wedging the account; and a
  * sibling is staged only if it passes every rule of its type against the parent state.
  */
-/** Re-seals `make(k)` for k = 0, 1, ... until its hash satisfies `ok` (hashes are uniform). */
-function sealUntil(make: (k: bigint) => Block, ok: (hash: string) => boolean): Block {
+/**
+ * A block of `who` with `fields`, sealed with timestamps t0, t0 + 1, ... until its hash satisfies
+ * `ok` (hashes are uniform, so a few tries do): how a test picks which sibling is the lower hash.
+ */
+function rival(
+  kit: Kit,
+  who: Account,
+  fields: Omit<Block, 'account' | 'timestamp'>,
+  ok: (hash: string) => boolean,
+  t0 = nowNs(),
+): Block {
   for (let k = 0n; ; k++) {
-    const b = make(k);
+    const b = sealed({ ...fields, account: who.address, timestamp: t0 + k }, who.seed, kit);
     if (ok(b.hash!)) return b;
   }
 }
@@ -72,34 +82,30 @@ describe('conflicts', () => {
     await t?.stop();
   });
 
-  it('keeps the conflict and its staged candidate, and the candidate still wins afterwards', async () => {
-    t = await startTestNode();
+  /** A fresh node with finality stalled (see stallFinality); `rep` holds the 71 %. */
+  const stalledNode = async (opts: Partial<NodeOptions> = {}, rep?: string) => {
+    await t?.stop();
+    t = await startTestNode(opts);
     const kit = await kitOf(t);
-    const port = Number(new URL(t.node.url).port);
-    const dataDir = t.dataDir;
     const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
     await treasury.sync();
-    const x = await stallFinality(kit, treasury);
+    const x = await stallFinality(kit, treasury, rep);
+    return { kit, treasury, x };
+  };
+
+  it('keeps the conflict and its staged candidate, and the candidate still wins afterwards', async () => {
+    const { kit, treasury, x } = await stalledNode();
+    const port = Number(new URL(kit.url).port);
+    const dataDir = t!.dataDir;
     const y = new Account(kit);
     const toY = await treasury.send(y.address, XE);
     const yOpen = await y.receive(toY);
 
     // A claim at y's opening position, with a lower hash than the receive there.
-    const sibling = sealUntil(
-      (k) =>
-        sealed(
-          {
-            account: y.address,
-            previous: ZERO_HASH,
-            timestamp: nowNs() + k,
-            type: 'claim',
-            asset: 'XE',
-            amount: 2n * XE,
-            balance: 2n * XE,
-          },
-          y.seed,
-          kit,
-        ),
+    const sibling = rival(
+      kit,
+      y,
+      { previous: ZERO_HASH, type: 'claim', asset: 'XE', amount: 2n * XE, balance: 2n * XE },
       (h) => h < yOpen.hash!,
     );
     const staged = await http(kit.url, 'POST', '/blocks/claim', blockToJson(sibling));
@@ -107,7 +113,7 @@ describe('conflicts', () => {
     const before = await http(kit.url, 'GET', `/conflicts/${y.address}`);
     expect(before.status).toBe(200);
 
-    await t.stop({ keepData: true });
+    await t!.stop({ keepData: true });
     t = await startTestNode({ dataDir, apiPort: port });
     // The client's pooled keep-alive sockets went with the old process.
     await waitFor(() =>
@@ -147,12 +153,7 @@ describe('conflicts', () => {
   });
 
   it('drops a conflict whose position a cascade rollback undid, so the account is not wedged (C-14)', async () => {
-    await t?.stop();
-    t = await startTestNode({ consensusTiming: { stabilityMs: 50 } });
-    const kit = await kitOf(t);
-    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
-    await treasury.sync();
-    const x = await stallFinality(kit, treasury);
+    const { kit, treasury, x } = await stalledNode({ consensusTiming: { stabilityMs: 50 } });
     const a = new Account(kit);
     const b = new Account(kit);
     await a.claim(10n * XE);
@@ -160,41 +161,25 @@ describe('conflicts', () => {
     const r1 = await b.receive(s1);
 
     // b's opening position: the receive (kept lower, so it is b's preference) and a staged claim.
-    const claimB = sealUntil(
-      (k) =>
-        sealed(
-          {
-            account: b.address,
-            previous: ZERO_HASH,
-            timestamp: nowNs() + k,
-            type: 'claim',
-            asset: 'XE',
-            amount: XE,
-            balance: XE,
-          },
-          b.seed,
-          kit,
-        ),
+    const claimB = rival(
+      kit,
+      b,
+      { previous: ZERO_HASH, type: 'claim', asset: 'XE', amount: XE, balance: XE },
       (h) => h > r1.hash!,
     );
     expect((await http(kit.url, 'POST', '/blocks/claim', blockToJson(claimB))).status).toBe(202);
     // a's send position: a sibling with a lower hash, which wins and takes s1 (and r1) with it.
-    const aSibling = sealUntil(
-      (k) =>
-        sealed(
-          {
-            account: a.address,
-            previous: s1.previous,
-            timestamp: nowNs() + k,
-            type: 'send',
-            asset: 'XE',
-            destination: treasury.address,
-            amount: 2n * XE,
-            balance: 8n * XE,
-          },
-          a.seed,
-          kit,
-        ),
+    const aSibling = rival(
+      kit,
+      a,
+      {
+        previous: s1.previous,
+        type: 'send',
+        asset: 'XE',
+        destination: treasury.address,
+        amount: 2n * XE,
+        balance: 8n * XE,
+      },
       (h) => h < s1.hash!,
     );
     expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(aSibling))).status).toBe(202);
@@ -217,12 +202,7 @@ describe('conflicts', () => {
   });
 
   it('stages a sibling only when the full rules of its type pass at the parent (C-16)', async () => {
-    await t?.stop();
-    t = await startTestNode();
-    const kit = await kitOf(t);
-    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
-    await treasury.sync();
-    await stallFinality(kit, treasury);
+    const { kit, treasury } = await stalledNode();
     const m = new Account(kit);
     await m.claim(600n * XE);
     const opening = (fields: Partial<Block>, k: bigint): Block =>
@@ -269,16 +249,10 @@ describe('conflicts', () => {
   });
 
   it("the node's final vote is write-once and on disk before it goes out (commit-lock)", async () => {
-    await t?.stop();
-    // A short stability window: the test also watches it hold back a vote on a contested position.
-    t = await startTestNode({ consensusTiming: { stabilityMs: 400 } });
-    let node = t.node;
-    const kit = await kitOf(t);
-    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
-    await treasury.sync();
     const repSeed = randomSeed();
     const r = keyPairFromSeed(repSeed); // the 71 % representative, voting as the test says
-    await stallFinality(kit, treasury, r.address);
+    const { kit, treasury } = await stalledNode({ consensusTiming: { stabilityMs: 400 } }, r.address);
+    let node = t!.node;
     const emitted: { vote: SignedVote; lockedTo: string | undefined }[] = [];
     const listen = () =>
       node.consensus.setSink({
@@ -310,8 +284,8 @@ describe('conflicts', () => {
     expect(node.ledger.voteLocks().get(position)).toBe(send.hash);
 
     // The lock outlives a restart.
-    const dataDir = t.dataDir;
-    await t.stop({ keepData: true });
+    const dataDir = t!.dataDir;
+    await t!.stop({ keepData: true });
     t = await startTestNode({
       dataDir,
       apiPort: Number(new URL(kit.url).port),
@@ -329,23 +303,19 @@ describe('conflicts', () => {
 
     // A sibling with a lower hash becomes every representative's preference, but this node's vote
     // is locked: it votes for it neither converge nor final, however long it waits.
-    const sibling = sealUntil(
-      (k) =>
-        sealed(
-          {
-            account: treasury.address,
-            previous: send.previous,
-            timestamp: send.timestamp + k + 1n,
-            type: 'send',
-            asset: 'XE',
-            destination: y.address,
-            amount: 2n * XE,
-            balance: send.balance - XE,
-          },
-          treasury.seed,
-          kit,
-        ),
+    const sibling = rival(
+      kit,
+      treasury,
+      {
+        previous: send.previous,
+        type: 'send',
+        asset: 'XE',
+        destination: y.address,
+        amount: 2n * XE,
+        balance: send.balance - XE,
+      },
       (h) => h < send.hash!,
+      send.timestamp + 1n,
     );
     expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(sibling))).status).toBe(202);
     expect(node.consensus.onVote(rVote(sibling.hash!, send.previous, false))).toBe('accept');
@@ -373,38 +343,29 @@ describe('conflicts', () => {
   });
 
   it('moves its converge vote with its preference, and final-votes a contested position only after the stability window', async () => {
-    await t?.stop();
-    t = await startTestNode({ consensusTiming: { stabilityMs: 600 } });
-    const node = t.node;
-    const kit = await kitOf(t);
-    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
-    await treasury.sync();
     const repSeed = randomSeed();
     const r = keyPairFromSeed(repSeed);
-    await stallFinality(kit, treasury, r.address);
+    const { kit, treasury } = await stalledNode({ consensusTiming: { stabilityMs: 600 } }, r.address);
+    const node = t!.node;
     const emitted: { vote: SignedVote; at: number }[] = [];
     node.consensus.setSink({ broadcast: (vote) => emitted.push({ vote, at: performance.now() }) });
 
     const y = new Account(kit);
     const send = await treasury.send(y.address, XE);
     await waitFor(() => emitted.some((e) => e.vote.block_hash === send.hash), 5000, 'a converge vote');
-    const sibling = sealUntil(
-      (k) =>
-        sealed(
-          {
-            account: treasury.address,
-            previous: send.previous,
-            timestamp: send.timestamp + k + 1n,
-            type: 'send',
-            asset: 'XE',
-            destination: y.address,
-            amount: 2n * XE,
-            balance: send.balance - XE,
-          },
-          treasury.seed,
-          kit,
-        ),
+    const sibling = rival(
+      kit,
+      treasury,
+      {
+        previous: send.previous,
+        type: 'send',
+        asset: 'XE',
+        destination: y.address,
+        amount: 2n * XE,
+        balance: send.balance - XE,
+      },
       (h) => h < send.hash!,
+      send.timestamp + 1n,
     );
     const stagedAt = performance.now();
     expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(sibling))).status).toBe(202);
@@ -436,12 +397,7 @@ describe('conflicts', () => {
   });
 
   it('a staged receive waits for its source, and leaves the race when a rollback removes that source', async () => {
-    await t?.stop();
-    t = await startTestNode({ consensusTiming: { stabilityMs: 50 } });
-    const kit = await kitOf(t);
-    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
-    await treasury.sync();
-    const x = await stallFinality(kit, treasury);
+    const { kit, treasury, x } = await stalledNode({ consensusTiming: { stabilityMs: 50 } });
     const a = new Account(kit);
     const b = new Account(kit);
     await a.claim(10n * XE);
@@ -449,41 +405,25 @@ describe('conflicts', () => {
     const cB = await b.claim(XE);
     // At b's opening position, a receive of s1 with a lower hash than b's claim: b's preference,
     // but only once s1 is final.
-    const rS = sealUntil(
-      (k) =>
-        sealed(
-          {
-            account: b.address,
-            previous: ZERO_HASH,
-            timestamp: nowNs() + k,
-            type: 'receive',
-            asset: 'XE',
-            source: s1.hash!,
-            balance: 3n * XE,
-          },
-          b.seed,
-          kit,
-        ),
+    const rS = rival(
+      kit,
+      b,
+      { previous: ZERO_HASH, type: 'receive', asset: 'XE', source: s1.hash!, balance: 3n * XE },
       (h) => h < cB.hash!,
     );
     expect((await http(kit.url, 'POST', '/blocks/receive', blockToJson(rS))).status).toBe(202);
     // At a's send position, a sibling that wins and takes s1 away.
-    const aS = sealUntil(
-      (k) =>
-        sealed(
-          {
-            account: a.address,
-            previous: s1.previous,
-            timestamp: nowNs() + k,
-            type: 'send',
-            asset: 'XE',
-            destination: treasury.address,
-            amount: 4n * XE,
-            balance: 6n * XE,
-          },
-          a.seed,
-          kit,
-        ),
+    const aS = rival(
+      kit,
+      a,
+      {
+        previous: s1.previous,
+        type: 'send',
+        asset: 'XE',
+        destination: treasury.address,
+        amount: 4n * XE,
+        balance: 6n * XE,
+      },
       (h) => h < s1.hash!,
     );
     expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(aS))).status).toBe(202);
