@@ -28,6 +28,7 @@ import { Ledger } from './ledger/ledger.ts';
 import type { Directory } from './net/directory.ts';
 import type { ElectionPuller, ElectionPullOptions } from './net/election-pull.ts';
 import type { P2PHost, Verdict } from './net/host.ts';
+import type { MessengerLimitOptions } from './net/request-limits.ts';
 import type { SelfRegistration, SelfRegistrationOptions } from './net/self-registration.ts';
 import type { Syncer } from './net/sync.ts';
 import { StateChainError } from './statechain/statechain.ts';
@@ -69,6 +70,11 @@ export interface NodeOptions {
   p2pMaxInboundPerIp?: number;
   /** Inbound peer-to-peer connections in all (default 64). */
   p2pMaxInbound?: number;
+  /**
+   * Messenger (`/xe/msg/1.0.0`) rate limits and deadline (defaults: 50/s with burst 200 per peer,
+   * 200/s with burst 400 in all, 30 s).
+   */
+  messengerLimits?: MessengerLimitOptions;
   /** Timings of the consensus liveness loops (re-affirm, fallback, ...); defaults per the spec. */
   consensusTiming?: ConsensusTiming;
   /** The per-election converge-vote throttle. */
@@ -450,6 +456,7 @@ export class LedgerNode {
         log: this.log,
         maxInboundPerIp: this.opts.p2pMaxInboundPerIp,
         maxInbound: this.opts.p2pMaxInbound,
+        messenger: this.opts.messengerLimits,
       },
       {
         onBlock: (block) => this.blockFromPeer(block),
@@ -459,8 +466,10 @@ export class LedgerNode {
           this.selfRegistration?.peerConnected();
         },
         onRegistration: (r) => directory.offer(r),
-        onRequest: async (type, payload) =>
-          (await this.syncer?.answer(type, payload)) ?? this.electionPuller?.answer(type, payload),
+        onRequest: async (type, payload, _from, channel) =>
+          channel === 'sync'
+            ? this.syncer?.answer(type, payload)
+            : this.electionPuller?.answer(type, payload),
         onStateBlock: async (block) => {
           try {
             const r = await this.statechain.submit(block);

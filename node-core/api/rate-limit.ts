@@ -1,5 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
+import {
+  type Bucket,
+  type BucketRate,
+  fullBucket,
+  isFull,
+  isValidRate,
+  refill,
+  secondsToToken,
+} from '../token-bucket.ts';
+
+export type { BucketRate } from '../token-bucket.ts';
 
 /**
  * Per-client token buckets, one per request class. The API is open to local scripts and, when bound
@@ -7,13 +18,6 @@ import { isIP } from 'node:net';
  * flood of writes must not keep the node busy validating, so each class has its own bucket.
  */
 export type RateClass = 'read' | 'write' | 'probe';
-
-export interface BucketRate {
-  /** Tokens added per second. */
-  readonly perSecond: number;
-  /** Bucket size: how many requests may arrive at once after a quiet spell. */
-  readonly burst: number;
-}
 
 export const DEFAULT_RATES: Readonly<Record<RateClass, BucketRate>> = {
   read: { perSecond: 200, burst: 1000 },
@@ -61,12 +65,6 @@ export function quotaOf(rate: BucketRate, tokens: number = rate.burst): RateQuot
   };
 }
 
-interface Bucket {
-  tokens: number;
-  /** When `tokens` was last brought up to date (ms). */
-  at: number;
-}
-
 type ClientBuckets = Partial<Record<RateClass, Bucket>>;
 
 const DEFAULT_MAX_CLIENTS = 100_000;
@@ -86,7 +84,7 @@ export class RateLimiter {
     for (const cls of Object.keys(rates) as RateClass[]) {
       const r = opts.rates?.[cls];
       if (r === undefined) continue;
-      if (!(r.perSecond > 0) || !(r.burst >= 1)) throw new RangeError(`bad rate for class ${cls}`);
+      if (!isValidRate(r)) throw new RangeError(`bad rate for class ${cls}`);
       rates[cls] = r;
     }
     this.rates = rates;
@@ -122,7 +120,7 @@ export class RateLimiter {
     const rate = this.rates[cls];
     let bucket = client[cls];
     if (bucket === undefined) {
-      bucket = { tokens: rate.burst, at: now };
+      bucket = fullBucket(rate, now);
       client[cls] = bucket;
     }
     refill(bucket, rate, now);
@@ -130,8 +128,7 @@ export class RateLimiter {
       bucket.tokens -= 1;
       return { ok: true };
     }
-    const seconds = (1 - bucket.tokens) / rate.perSecond;
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(seconds)) };
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(secondsToToken(bucket, rate))) };
   }
 
   /**
@@ -158,7 +155,7 @@ export class RateLimiter {
         if (bucket === undefined) continue;
         const rate = this.rates[cls];
         refill(bucket, rate, now);
-        if (bucket.tokens < rate.burst) {
+        if (!isFull(bucket, rate)) {
           idle = false;
           break;
         }
@@ -176,13 +173,6 @@ export class RateLimiter {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
   }
-}
-
-function refill(bucket: Bucket, rate: BucketRate, now: number): void {
-  // A clock that steps backwards adds nothing (and does not remove tokens).
-  const elapsed = Math.max(0, now - bucket.at);
-  bucket.tokens = Math.min(rate.burst, bucket.tokens + (elapsed * rate.perSecond) / 1000);
-  bucket.at = Math.max(bucket.at, now);
 }
 
 /** True for 127.0.0.0/8, ::1 and their IPv4-mapped IPv6 forms. */

@@ -6,6 +6,7 @@ import type { Ledger } from '../ledger/ledger.ts';
 import type { Block } from '../protocol/block.ts';
 import { blockToJson, decodeBlock } from '../protocol/block-json.ts';
 import { isHex } from '../protocol/hex.ts';
+import { NetError } from './errors.ts';
 import { voteFromJson, voteToJson } from './gossip.ts';
 import type { P2PHost } from './host.ts';
 
@@ -179,14 +180,18 @@ export class ElectionPuller {
     }
   }
 
-  /** Answers a peer's `vote_request` and `block_request`; undefined for other types. */
+  /**
+   * Answers a peer's `vote_request` and `block_request`; undefined for other types. A payload this
+   * node cannot act on is a NetError ERR_BAD_REQUEST, whose message the peer gets as the answer.
+   */
   answer(type: string, payload: unknown): unknown {
     const p = (payload ?? {}) as Record<string, unknown>;
     switch (type) {
       case 'vote_request': {
-        if (!isHex(p.account, 32)) throw new Error('vote_request: account must be 64 hex');
+        if (!isHex(p.account, 32))
+          throw new NetError('ERR_BAD_REQUEST', 'vote_request: account must be 64 hex');
         if (!(p.previous === '0' || isHex(p.previous, 32)))
-          throw new Error('vote_request: previous must be 64 hex or "0"');
+          throw new NetError('ERR_BAD_REQUEST', 'vote_request: previous must be 64 hex or "0"');
         this.stats.vote_requests_served += 1;
         const votes = this.d.consensus.votesAt(p.account, p.previous as string, MAX_VOTE_ANSWER);
         return { votes: votes.map((v) => voteToJson(v.vote, v.weight)) };

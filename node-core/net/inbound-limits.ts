@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
+import { NetError } from './errors.ts';
 
 /**
  * Caps on inbound connections (reference-behavior.md 5.1 and 9.4 N-09, connection flooding and
@@ -29,7 +30,7 @@ export class InboundLimiter {
     this.perIp = opts.perIp ?? DEFAULT_MAX_INBOUND_PER_IP;
     this.total = opts.total ?? DEFAULT_MAX_INBOUND;
     if (!(this.perIp >= 1 && this.total >= 1))
-      throw new RangeError('inbound connection caps must be at least 1');
+      throw new NetError('ERR_BAD_OPTION', 'inbound connection caps must be at least 1');
   }
 
   /**

@@ -7,6 +7,7 @@ import { isHex } from '../protocol/hex.ts';
 import type { JsonPath, JsonValue } from '../protocol/json.ts';
 import { decodeStateBlock, stateBlockToJson } from '../protocol/statechain.ts';
 import { StateChainError, type StateChain } from '../statechain/statechain.ts';
+import { NetError } from './errors.ts';
 import { voteFromJson, voteToJson } from './gossip.ts';
 import type { P2PHost } from './host.ts';
 
@@ -19,6 +20,8 @@ import type { P2PHost } from './host.ts';
  */
 export const SYNC_PAGE = 500;
 const ROUND_EVERY_MS = 30_000;
+/** Sync requests travel on the sync protocol, not the rate-limited messenger. */
+const SYNC = { channel: 'sync' } as const;
 
 export interface SyncProgress {
   state: 'idle' | 'syncing';
@@ -133,7 +136,9 @@ export class Syncer {
     this.progress.state = 'syncing';
 
     // Peer exchange: learn the peer's peers and connect to those not known yet.
-    const known = await host.request<{ addrs: string[] }>(peer, 'peers', {}).catch(() => ({ addrs: [] }));
+    const known = await host
+      .request<{ addrs: string[] }>(peer, 'peers', {}, SYNC)
+      .catch(() => ({ addrs: [] }));
     host.discover(known.addrs.filter((a): a is string => typeof a === 'string').slice(0, 64));
 
     // The state chain first: network settings, keysets and minters that blocks are checked against.
@@ -143,7 +148,7 @@ export class Syncer {
         peer,
         'statechain',
         { from, limit: 100 },
-        { raw: isStateValue },
+        { raw: isStateValue, channel: 'sync' },
       );
       if (!page.blocks.length) break;
       for (const raw of page.blocks) {
@@ -162,10 +167,12 @@ export class Syncer {
     const needs: { account: string; from: number; to: number }[] = [];
     let after: string | undefined;
     for (;;) {
-      const page = await host.request<{ entries: FrontierEntry[]; next?: string }>(peer, 'frontiers', {
-        after,
-        limit: 1000,
-      });
+      const page = await host.request<{ entries: FrontierEntry[]; next?: string }>(
+        peer,
+        'frontiers',
+        { after, limit: 1000 },
+        SYNC,
+      );
       for (const e of page.entries) {
         if (!isHex(e.account, 32) || !Number.isSafeInteger(e.height) || e.height < 1) continue;
         const mine = ledger.getAccount(e.account);
@@ -225,7 +232,7 @@ export class Syncer {
           for (const h of c.candidates) if (!hashes.includes(h)) hashes.push(h);
         if (hashes.length === 0) continue;
         const answer = await host
-          .request<{ votes: unknown[] }>(p.id, 'final_votes', { hashes })
+          .request<{ votes: unknown[] }>(p.id, 'final_votes', { hashes }, SYNC)
           .catch(() => ({ votes: [] }));
         for (const v of answer.votes) {
           const vote = voteFromJson(v);
@@ -243,11 +250,12 @@ export class Syncer {
   ): Promise<number> {
     let applied = 0;
     while (n.from <= n.to) {
-      const page = await this.d.host.request<{ blocks: unknown[] }>(peer, 'chain', {
-        account: n.account,
-        from: n.from,
-        limit: Math.min(SYNC_PAGE, n.to - n.from + 1),
-      });
+      const page = await this.d.host.request<{ blocks: unknown[] }>(
+        peer,
+        'chain',
+        { account: n.account, from: n.from, limit: Math.min(SYNC_PAGE, n.to - n.from + 1) },
+        SYNC,
+      );
       if (page.blocks.length === 0) return applied;
       for (const raw of page.blocks) {
         const block = decodeBlock(raw);
@@ -266,7 +274,10 @@ export class Syncer {
     return applied;
   }
 
-  /** Answers a peer's sync requests. */
+  /**
+   * Answers a peer's sync requests; undefined for other types. A payload this node cannot act on is
+   * a NetError ERR_BAD_REQUEST, whose message the peer gets as the answer.
+   */
   async answer(type: string, payload: unknown): Promise<unknown> {
     const p = (payload ?? {}) as Record<string, unknown>;
     const limit = (v: unknown, max: number) => (typeof v === 'number' && v > 0 ? Math.min(v, max) : max);
@@ -284,13 +295,13 @@ export class Syncer {
         return { entries, next: entries.length >= max ? entries.at(-1)!.account : undefined };
       }
       case 'chain': {
-        if (!isHex(p.account, 32)) throw new Error('chain: account must be 64 hex');
+        if (!isHex(p.account, 32)) throw new NetError('ERR_BAD_REQUEST', 'chain: account must be 64 hex');
         const from = typeof p.from === 'number' && p.from >= 1 ? p.from : 1;
         const chain = this.d.ledger.getChain(p.account, from - 1, limit(p.limit, SYNC_PAGE));
         return { blocks: (chain?.blocks ?? []).map((b) => blockToJson(b.block, 'reference')) };
       }
       case 'statechain': {
-        const from = typeof p.from === 'bigint' ? p.from : BigInt(typeof p.from === 'number' ? p.from : 0);
+        const from = statechainFrom(p.from);
         return {
           blocks: this.d.statechain.listBlocks(from, limit(p.limit, 100)).map((b) => stateBlockToJson(b)),
         };
@@ -310,4 +321,15 @@ export class Syncer {
         return undefined;
     }
   }
+}
+
+/**
+ * The first state-chain index a `statechain` request asks for (0 when absent). A number that is not
+ * a whole index would otherwise fail deep inside BigInt with a message that names no field.
+ */
+function statechainFrom(v: unknown): bigint {
+  if (typeof v === 'bigint') return v;
+  if (v === undefined) return 0n;
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return BigInt(v);
+  throw new NetError('ERR_BAD_REQUEST', 'statechain: from must be a whole number');
 }

@@ -183,9 +183,13 @@ describe('vote_request (C-14)', () => {
         final: true,
       });
       expect(votes.every((v) => v !== undefined && verifyVote(v))).toBe(true);
+      // A bad payload is refused with the reason, which reaches the asking node as a typed error.
       await expect(
         p.b.node.p2p!.request(p.a.node.nodeId, 'vote_request', { account: 'zz', previous: '0' }),
-      ).rejects.toThrow(/account must be 64 hex/);
+      ).rejects.toMatchObject({
+        code: 'ERR_PEER_ANSWER',
+        message: expect.stringMatching(/answered vote_request: vote_request: account must be 64 hex$/),
+      });
     } finally {
       await p.stop();
     }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { NetError } from '../../node-core/net/errors.ts';
 import { InboundLimiter, sourceOf } from '../../node-core/net/inbound-limits.ts';
 
 /** The inbound connection caps (N-09) on their own; the libp2p wiring is tested with real sockets. */
@@ -39,7 +40,13 @@ describe('InboundLimiter', () => {
     expect(l.admit('2001:db8:aa:bb02::9')).toBeUndefined();
   });
 
-  it('refuses caps below 1', () => {
-    expect(() => new InboundLimiter({ perIp: 0 })).toThrow(RangeError);
+  it('refuses caps below 1 with a typed error', () => {
+    expect(() => new InboundLimiter({ perIp: 0 })).toThrow(NetError);
+    expect(() => new InboundLimiter({ total: 0 })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_BAD_OPTION',
+        message: 'inbound connection caps must be at least 1',
+      }),
+    );
   });
 });

@@ -163,6 +163,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           },
           election_pull: node.electionPuller?.stats ?? null,
           inbound_connections: node.p2p?.inboundStats ?? null,
+          messenger: node.p2p?.messengerStats ?? null,
           pow_difficulty: formatDifficulty(pow.block),
           chat_pow_difficulty: formatDifficulty(pow.chat),
           lease_timing: leaseTiming(),
