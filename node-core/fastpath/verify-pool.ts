@@ -53,7 +53,10 @@ export class VerifyPool {
 
   async stop(): Promise<void> {
     const slots = this.slots.splice(0);
-    for (const s of slots) this.failSlot(s, new Error('verify pool stopped'));
+    const stopped = new Error('verify pool stopped');
+    for (const s of slots) this.failSlot(s, stopped);
+    // Requests not yet handed to a worker fail too, rather than wait for ever.
+    for (const q of this.queue.splice(0)) q.p.reject(stopped);
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
@@ -73,6 +76,7 @@ export class VerifyPool {
 
   private flush(): void {
     this.scheduled = false;
+    if (this.slots.length === 0) return; // stopped meanwhile: stop() rejected what was queued
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.maxBatch);
       let size = 0;
