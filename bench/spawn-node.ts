@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Runs `ledger-node` as a child process (as a user would) and waits for its ready line. */
@@ -10,13 +11,19 @@ export interface SpawnedNode {
 }
 
 const BIN = fileURLToPath(new URL('../bin/ledger-node.js', import.meta.url));
+/** The V8 flags the command's shebang gives node (`#!/usr/bin/env -S node --flag ...`): run as users run it. */
+const BIN_FLAGS = (
+  /^#!.*\bnode((?: --[^\s]+)*)\s*$/m.exec(readFileSync(BIN, 'utf8').split('\n')[0]!)?.[1] ?? ''
+)
+  .split(' ')
+  .filter(Boolean);
 
 export function spawnNode(
   args: string[],
   opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<SpawnedNode> {
   const started = performance.now();
-  const proc = spawn(process.execPath, [BIN, ...args], {
+  const proc = spawn(process.execPath, [...BIN_FLAGS, BIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: opts.env ?? process.env,
   });

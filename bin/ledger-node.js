@@ -1,5 +1,8 @@
-#!/usr/bin/env node
-// Entry point of the `ledger-node` command. In a checkout it runs the TypeScript sources directly
+#!/usr/bin/env -S node --max-semi-space-size=8
+// Entry point of the `ledger-node` command. The flag caps V8's young generation at 8 MB a semi-space
+// (the default is 16): a node serving many requests otherwise grows it to the maximum and keeps it,
+// which put resident memory past 300 MB with 100,000 accounts; ingest and reads measured the same
+// either way. V8 reads it only at start, so it sits here and in package.json's scripts. In a checkout it runs the TypeScript sources directly
 // (Node 22.18+ strips types); an installed package (under node_modules, where Node does not strip
 // types) runs the compiled CLI from `npm run build`.
 import { existsSync } from 'node:fs';

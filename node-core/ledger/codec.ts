@@ -70,6 +70,8 @@ class Writer {
   }
 }
 
+const UTF8 = new TextDecoder();
+
 class Reader {
   private readonly b: Uint8Array;
   private readonly view: DataView;
@@ -108,7 +110,7 @@ class Reader {
     return bytesToHex(this.bytes(32));
   }
   str8(): string {
-    return new TextDecoder().decode(this.bytes(this.u8()));
+    return UTF8.decode(this.bytes(this.u8()));
   }
   blob(): Uint8Array {
     return this.bytes(this.u32());
@@ -170,6 +172,10 @@ export function parseAccountKey(k: Uint8Array): AccountKeyKind {
   if (k[32] === ACCT_CHAIN)
     return { kind: 'chain', address, height: new DataView(k.buffer, k.byteOffset).getUint32(33) };
   return { kind: 'pending', destination: address, hash: bytesToHex(k.subarray(33, 65)) };
+}
+
+export function isPendingKey(k: Uint8Array): boolean {
+  return k.length === 65 && k[32] === ACCT_PENDING;
 }
 
 export function isRecordKey(k: Uint8Array): boolean {
@@ -249,6 +255,19 @@ function writeBalances(w: Writer, b: Record<string, bigint>): void {
   const entries = Object.entries(b);
   w.u8(entries.length);
   for (const [asset, v] of entries) w.str8(asset).u64(v);
+}
+
+/**
+ * Adds an account record's balances to `totals`, reading nothing else of it: the supply walk visits
+ * every account, and decoding each whole record would make garbage in proportion.
+ */
+export function addRecordBalances(bytes: Uint8Array, totals: Record<string, bigint>): void {
+  const r = new Reader(bytes);
+  r.off = 4 + 4 + 32 + 8 + 1; // height, final height, frontier, last timestamp, flags
+  for (let n = r.u8(); n > 0; n--) {
+    const asset = r.str8();
+    totals[asset] = (totals[asset] ?? 0n) + r.u64();
+  }
 }
 
 function readBalances(r: Reader): Record<string, bigint> {

@@ -11,6 +11,7 @@ import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
 import {
   accountKey,
   accountRange,
+  addRecordBalances,
   chainKey,
   decodeAccount,
   decodeBlockRecord,
@@ -19,6 +20,7 @@ import {
   encodeBlockRecord,
   encodePending,
   hashKey,
+  isPendingKey,
   isRecordKey,
   parseAccountKey,
   pendingKey,
@@ -1250,6 +1252,35 @@ export class Ledger {
     for (const { key, value } of this.store.accounts.getRange(range)) {
       if (isRecordKey(key)) yield [bytesToHex(key.subarray(0, 32)), decodeAccount(value)];
     }
+  }
+
+  /**
+   * One pass over the account records and pending sends, for the supply report: totals only, with
+   * nothing decoded beyond the amounts.
+   */
+  sumHoldings(): {
+    accounts: number;
+    balances: Record<string, bigint>;
+    pending: number;
+    inFlight: Record<string, bigint>;
+  } {
+    const out = {
+      accounts: 0,
+      balances: {} as Record<string, bigint>,
+      pending: 0,
+      inFlight: {} as Record<string, bigint>,
+    };
+    for (const { key, value } of this.store.accounts.getRange({})) {
+      if (isRecordKey(key)) {
+        out.accounts++;
+        addRecordBalances(value, out.balances);
+      } else if (isPendingKey(key)) {
+        out.pending++;
+        const p = decodePending(value);
+        out.inFlight[p.asset] = (out.inFlight[p.asset] ?? 0n) + p.amount;
+      }
+    }
+    return out;
   }
 
   *allPending(): Generator<PendingEntry> {

@@ -40,18 +40,10 @@ export function computeSupply(ledger: Ledger, now: () => bigint): SupplyReport {
     attempts++;
     ledger.counters.load();
     const before = ledger.counters.current;
-    const balances = { XE: 0n, XUSD: 0n } as Record<string, bigint>;
-    const inFlight = { XE: 0n, XUSD: 0n } as Record<string, bigint>;
-    let accounts = 0;
-    let pending = 0;
-    for (const [, a] of ledger.allAccounts()) {
-      accounts++;
-      for (const [asset, v] of Object.entries(a.balances)) balances[asset] = (balances[asset] ?? 0n) + v;
-    }
-    for (const p of ledger.allPending()) {
-      pending++;
-      inFlight[p.asset] = (inFlight[p.asset] ?? 0n) + p.amount;
-    }
+    const held = ledger.sumHoldings();
+    const { accounts, pending } = held;
+    const balances = { XE: 0n, XUSD: 0n, ...held.balances };
+    const inFlight = { XE: 0n, XUSD: 0n, ...held.inFlight };
     ledger.counters.load();
     const after = ledger.counters.current;
     const stable = after.blocks === before.blocks;
