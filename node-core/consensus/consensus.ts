@@ -785,7 +785,8 @@ export class Consensus {
     const rep = this.localRep;
     if (!rep || !this.sink || !this.running) return;
     for (const [position, o] of this.own) {
-      if (this.finalizedAt(position) !== undefined) {
+      // Settled, or gone with a rollback (the block it names is held no more): nothing to re-affirm.
+      if (this.finalizedAt(position) !== undefined || !this.holds(o.hash)) {
         this.own.delete(position);
         continue;
       }
