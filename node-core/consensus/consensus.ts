@@ -173,6 +173,8 @@ export class Consensus {
   private readonly positions = new Map<string, string>();
   /** Staged winners being swapped in. */
   private readonly resolving = new Set<string>();
+  /** When each representative's last counted vote arrived (ms): who is active, for readiness. */
+  private readonly lastVoteAt = new Map<string, number>();
   /** When a position last gained a held candidate (ms), for the stability window. */
   private readonly candidateAt = new Map<string, number>();
   /** Winners whose promotion failed deterministically, passed over until the time given (ms). */
@@ -255,6 +257,8 @@ export class Consensus {
     if (!v.final) this.throttle.charge(v.rep_pub_key, position);
     const rep = addressFromPublicKey(v.rep_pub_key);
     if ((this.weights().weights.get(rep) ?? 0n) === 0n) return 'ignore';
+    if (this.lastVoteAt.size >= MAX_VOTED_HASHES && !this.lastVoteAt.has(rep)) this.lastVoteAt.clear();
+    this.lastVoteAt.set(rep, Date.now());
     const settled = this.finalizedAt(position);
     if (settled !== undefined) this.answerLaggard(position, settled, v, last !== undefined);
     // One for the wrong position is not counted (C-13).
@@ -533,6 +537,23 @@ export class Consensus {
     if (this.reaffirmer) clearInterval(this.reaffirmer);
     if (this.lingerSweeper) clearInterval(this.lingerSweeper);
     await this.flushing;
+  }
+
+  /**
+   * Eligible weight of the representatives heard from within `withinMs` (default 10 minutes; this
+   * node's own counts while it has weight): what `/ready` can count on for a quorum.
+   */
+  activeWeight(withinMs = 600_000): { weight: bigint; reps: number } {
+    const cutoff = Date.now() - withinMs;
+    let weight = 0n;
+    let reps = 0;
+    for (const [rep, w] of this.weights().weights) {
+      if (w <= 0n) continue;
+      if (rep !== this.localRep?.address && (this.lastVoteAt.get(rep) ?? -Infinity) < cutoff) continue;
+      weight += w;
+      reps += 1;
+    }
+    return { weight, reps };
   }
 
   /** Eligible weights, cached until the next commit changes balances. */

@@ -32,6 +32,8 @@ export interface SyncProgress {
   estimate_seconds: number | null;
   last_round_at: bigint;
   last_round_ok: boolean;
+  /** When a round last completed without error (node clock, ns; 0 = never): readiness's `synced`. */
+  last_ok_at: bigint;
   rounds: number;
 }
 
@@ -67,6 +69,7 @@ export class Syncer {
     estimate_seconds: null,
     last_round_at: 0n,
     last_round_ok: false,
+    last_ok_at: 0n,
     rounds: 0,
   };
 
@@ -115,6 +118,7 @@ export class Syncer {
         try {
           await this.round(peer);
           this.progress.last_round_ok = true;
+          this.progress.last_ok_at = this.d.now();
         } catch (err) {
           this.progress.last_round_ok = false;
           this.d.log?.warn({ peer, err: (err as Error).message }, 'sync round failed');

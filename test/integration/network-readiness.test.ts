@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signRegistration } from '../../node-core/protocol/registration.ts';
 import { startTestNode, waitFor } from '../helpers/node.ts';
-import { delegate, listenAddr, P2P, twoNodes } from '../helpers/p2p.ts';
+import { delegate, finalizedOn, listenAddr, P2P, twoNodes } from '../helpers/p2p.ts';
+import { rawHttp } from '../helpers/raw-http.ts';
 
 /**
  * /network/readiness on three real nodes: representatives register themselves in the directory
@@ -78,4 +79,69 @@ describe('network readiness', () => {
       await Promise.all([a.stop(), bStopped ? undefined : b.stop(), c.stop()]);
     }
   }, 60_000);
+});
+
+interface ReadyBody {
+  ready: boolean;
+  checks: { name: string; ok: boolean; detail?: string }[];
+  peer_count: number;
+  active_representatives: number;
+  active_representative_weight_micro_xe: string;
+}
+
+describe('GET /ready with peers', () => {
+  it('counts peers, sync and the representatives actually voting; a node that loses its only peer is not ready', async () => {
+    const [a, b] = await twoNodes();
+    let bStopped = false;
+    try {
+      // Half the weight moves to B's representative: neither node finalizes alone, so each needs a peer.
+      await delegate(a, (await b.client.node()).address, 21_000_000_000_000n);
+      const w = await a.wallet();
+      const claim = await w.claim(1_000n);
+      await waitFor(() => finalizedOn(b, claim.hash!), 15_000, 'the claim final on B');
+      const ready = async (t: typeof a) => {
+        const r = await rawHttp(Number(new URL(t.node.url).port), { path: '/ready' });
+        return { status: r.status, body: r.json as ReadyBody };
+      };
+      const check = (body: ReadyBody, name: string) => body.checks.find((c) => c.name === name)!;
+      await waitFor(async () => (await ready(a)).status === 200, 10_000, 'A ready');
+      const onA = (await ready(a)).body;
+      expect(check(onA, 'peers')).toMatchObject({ ok: true, detail: '1 peer, 1 required' });
+      expect(check(onA, 'synced')).toMatchObject({
+        ok: true,
+        detail: expect.stringMatching(/^last successful sync round/),
+      });
+      expect(check(onA, 'quorum_reachable').ok).toBe(true);
+      expect(onA).toMatchObject({ peer_count: 1, active_representatives: 2 });
+      expect(onA.active_representative_weight_micro_xe).toBe('42000000000000');
+
+      await b.stop();
+      bStopped = true;
+      await waitFor(async () => (await ready(a)).status === 503, 10_000, 'A not ready without its peer');
+      const alone = (await ready(a)).body;
+      expect(alone.ready).toBe(false);
+      expect(check(alone, 'peers')).toMatchObject({ ok: false, detail: '0 peers, 1 required' });
+      // Its last sync round is still recent (180 s count): only the missing peer makes it not ready.
+      expect(alone.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['peers']);
+    } finally {
+      await Promise.all([a.stop(), bStopped ? undefined : b.stop()]);
+    }
+  }, 60_000);
+
+  it('a node that finalizes alone needs no peer', async () => {
+    const a = await startTestNode({ ...P2P });
+    try {
+      const r = await rawHttp(Number(new URL(a.node.url).port), { path: '/ready' });
+      expect(r.status).toBe(200);
+      const body = r.json as ReadyBody;
+      expect(body.checks.find((c) => c.name === 'peers')).toMatchObject({
+        ok: true,
+        detail: '0 peers, 0 required',
+      });
+      expect(body.checks.find((c) => c.name === 'synced')).toMatchObject({ ok: true });
+      expect(body).toMatchObject({ peer_count: 0, active_representatives: 1 });
+    } finally {
+      await a.stop();
+    }
+  });
 });

@@ -16,6 +16,8 @@ const PROTOCOL_VERSION = '1.0.0';
 const KNOWN_FEATURES = NODE_FEATURES;
 const SUPPLY_CACHE_MS = 2000;
 const FINALITY_STALL_S = 90;
+/** `synced` needs a sync round that succeeded within this long (reference-behavior.md 1.2). */
+const SYNC_FRESH_S = 180;
 
 /** Amounts as digit strings (decisions D3), counts as integers. */
 function supplyJson(r: SupplyReport) {
@@ -81,6 +83,13 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
     const unfinalized = node.ledger.unfinalizedAccounts().length;
     const stats = node.consensus.stats;
     const local = w.weights.get(node.nodeKey.address) ?? 0n;
+    // Representatives heard from in the last 10 minutes, this node's own included.
+    const active = node.consensus.activeWeight();
+    // A node whose own representative holds the quorum needs no peer; any other needs one at least.
+    const minPeers = hasQuorum(local, w.total) ? 0 : 1;
+    const peerCount = node.p2p?.peers().length ?? 0;
+    const lastSync = node.syncer?.progress.last_ok_at ?? 0n;
+    const syncAge = lastSync === 0n ? undefined : Number(node.now() - lastSync) / 1e9;
     const lastAdvance =
       stats.last_finality_ns === 0n ? undefined : Number(node.now() - stats.last_finality_ns) / 1e9;
     let storeOk = true;
@@ -92,20 +101,31 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
     const checks = [
       { name: 'live', ok: true, evaluated: true },
       { name: 'store_readable', ok: storeOk, evaluated: true },
-      // No peers are needed on a network this node can finalize alone.
       {
         name: 'peers',
-        ok: true,
+        ok: peerCount >= minPeers,
         evaluated: true,
-        detail: 'peer-to-peer networking not started: 0 peers required',
+        detail:
+          `${peerCount} peer${peerCount === 1 ? '' : 's'}, ${minPeers} required` +
+          (node.p2p ? '' : ' (peer-to-peer networking off)'),
       },
-      { name: 'synced', ok: true, evaluated: true, detail: 'no peers to sync from' },
+      node.p2p === undefined || (minPeers === 0 && peerCount === 0)
+        ? { name: 'synced', ok: true, evaluated: true, detail: 'no peers to sync from' }
+        : {
+            name: 'synced',
+            ok: syncAge !== undefined && syncAge <= SYNC_FRESH_S,
+            evaluated: true,
+            detail:
+              syncAge === undefined
+                ? 'no sync round has succeeded yet'
+                : `last successful sync round ${Math.round(syncAge)} s ago`,
+          },
       { name: 'delegated_weight', ok: w.total > 0n, evaluated: true },
       {
         name: 'quorum_reachable',
-        ok: unfinalized === 0 || hasQuorum(local, w.total),
+        ok: unfinalized === 0 || hasQuorum(active.weight, w.total),
         evaluated: true,
-        detail: `this node's representative holds ${w.total === 0n ? 0 : Number((local * 10000n) / w.total) / 100}% of eligible weight`,
+        detail: `representatives heard from in the last 10 minutes hold ${w.total === 0n ? 0 : Number((active.weight * 10000n) / w.total) / 100}% of eligible weight`,
       },
       {
         name: 'finality_advancing',
@@ -117,7 +137,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       checks,
       ready: checks.every((c) => c.ok),
       total: w.total,
-      local,
+      active,
+      peerCount,
       unfinalized,
       stall: unfinalized === 0 || lastAdvance === undefined ? 0 : lastAdvance,
       reps: w.weights.size,
@@ -269,12 +290,13 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           status: r.ready ? 'ready' : 'not_ready',
           ready: r.ready,
           checks: r.checks,
-          peer_count: node.p2p?.peers().length ?? 0,
+          peer_count: r.peerCount,
           delegated_weight_micro_xe: r.total.toString(),
-          active_representative_weight_micro_xe: r.local.toString(),
+          active_representative_weight_micro_xe: r.active.weight.toString(),
           representatives: r.reps,
-          active_representatives: r.local > 0n ? 1 : 0,
-          quorum_margin_ratio: r.total === 0n ? -0.67 : Number((r.local * 10000n) / r.total) / 10000 - 0.67,
+          active_representatives: r.active.reps,
+          quorum_margin_ratio:
+            r.total === 0n ? -0.67 : Number((r.active.weight * 10000n) / r.total) / 10000 - 0.67,
           finality_stall_seconds: r.stall,
           finality_advances: node.consensus.stats.finality_advances,
           unfinalized_positions: r.unfinalized,
