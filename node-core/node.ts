@@ -168,6 +168,11 @@ export class LedgerNode {
   /** Gossiped blocks waiting for the block they depend on, by that block's hash. */
   private readonly parked = new Map<string, Parameters<Ledger['submit']>[0][]>();
   private parkedCount = 0;
+  /**
+   * Gossiped blocks given up on: no room to wait, or what they waited for never came (N-08). Sync
+   * rounds fetch them again; the count is in `GET /node` as `dropped_blocks`.
+   */
+  droppedBlocks = 0;
   nodeKey!: KeyPair;
   adminToken: string | undefined;
   adminTokenFile: string | undefined;
@@ -571,6 +576,7 @@ export class LedgerNode {
         ? block.source
         : block.previous;
     if (this.parkedCount >= MAX_PARKED) {
+      this.droppedBlocks += 1;
       this.syncer?.requestAny();
       return;
     }
@@ -590,6 +596,7 @@ export class LedgerNode {
       still.splice(still.indexOf(block), 1);
       if (still.length === 0) this.parked.delete(needs);
       this.parkedCount -= 1;
+      this.droppedBlocks += 1;
       this.syncer?.requestAny(); // what it waited for never came by gossip
     }, PARK_MS).unref();
   }

@@ -1,14 +1,16 @@
 import { join } from 'node:path';
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
-import { gossipsub } from '@libp2p/gossipsub';
+import { type GossipSub, gossipsub } from '@libp2p/gossipsub';
 import { identify } from '@libp2p/identify';
 import { tcp } from '@libp2p/tcp';
 import { multiaddr } from '@multiformats/multiaddr';
-import { createLibp2p } from 'libp2p';
+import { createLibp2p, type Libp2p } from 'libp2p';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETCHECK_PROTOCOL, encodeHello } from '../../node-core/net/netcheck.ts';
 import { encodeBlockMessage, TOPICS } from '../../node-core/net/gossip.ts';
+import { ZERO_HASH } from '../../node-core/protocol/block.ts';
+import { Account, kitOf, nowNs, sealed } from '../helpers/ledger-kit.ts';
 import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
 /**
@@ -16,6 +18,55 @@ import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
  * serving, scores the peer down, and blocks from honest peers still go through.
  */
 const P2P = { p2p: true, p2pPort: 0, p2pBind: '127.0.0.1' } as const;
+
+/**
+ * A bare libp2p peer with GossipSub that passes `t`'s handshake like a real node, subscribed to every
+ * topic once the mesh has formed: what it publishes reaches `t` as any peer's gossip would.
+ */
+async function gossipPeer(t: TestNode, peers: number): Promise<Libp2p<{ pubsub: GossipSub }>> {
+  const info = await t.client.node();
+  const addr = (await t.client.get<{ listen_addrs: string[] }>('/node')).listen_addrs[0]!;
+  const peer = await createLibp2p({
+    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    services: {
+      identify: identify(),
+      pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, globalSignaturePolicy: 'StrictNoSign' }),
+    },
+  });
+  const hello = encodeHello({
+    network_id: info.network_id,
+    version: '1.0.0',
+    features: [],
+    genesis_hash: info.genesis_hash,
+  });
+  try {
+    // Answer the node's handshake with the right network, and make ours, as a real peer would.
+    await peer.handle(NETCHECK_PROTOCOL, async (stream) => {
+      for await (const _ of stream) break;
+      stream.send(hello);
+      await stream.close();
+    });
+    await peer.dial(multiaddr(addr));
+    const s = await peer.getConnections()[0]!.newStream(NETCHECK_PROTOCOL);
+    s.send(hello);
+    await s.close();
+    for await (const _ of s) break;
+    for (const topic of Object.values(TOPICS)) peer.services.pubsub.subscribe(topic);
+    await waitFor(
+      async () => (await t.client.get<{ peer_count: number }>('/node')).peer_count === peers,
+      10_000,
+      'gossip peer verified',
+    );
+    await new Promise((r) => setTimeout(r, 1500)); // let the mesh form
+    return peer;
+  } catch (e) {
+    await peer.stop();
+    throw e;
+  }
+}
 
 describe('a hostile peer', () => {
   let a: TestNode;
@@ -35,53 +86,8 @@ describe('a hostile peer', () => {
   });
 
   it('sends garbage after a valid handshake: the node stays up, scores it down, honest gossip continues', async () => {
-    const info = await a.client.node();
-    const addr = (await a.client.get<{ listen_addrs: string[] }>('/node')).listen_addrs[0]!;
-    const evil = await createLibp2p({
-      addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
-      transports: [tcp()],
-      connectionEncrypters: [noise()],
-      streamMuxers: [yamux()],
-      services: {
-        identify: identify(),
-        pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, globalSignaturePolicy: 'StrictNoSign' }),
-      },
-    });
+    const evil = await gossipPeer(a, 2);
     try {
-      // Answer the node's handshake with the right network, as a real peer would.
-      await evil.handle(NETCHECK_PROTOCOL, async (stream) => {
-        for await (const _ of stream) break;
-        stream.send(
-          encodeHello({
-            network_id: info.network_id,
-            version: '1.0.0',
-            features: [],
-            genesis_hash: info.genesis_hash,
-          }),
-        );
-        await stream.close();
-      });
-      await evil.dial(multiaddr(addr));
-      const conn = evil.getConnections()[0]!;
-      const s = await conn.newStream(NETCHECK_PROTOCOL);
-      s.send(
-        encodeHello({
-          network_id: info.network_id,
-          version: '1.0.0',
-          features: [],
-          genesis_hash: info.genesis_hash,
-        }),
-      );
-      await s.close();
-      for await (const _ of s) break;
-      for (const t of Object.values(TOPICS)) evil.services.pubsub.subscribe(t);
-      await waitFor(
-        async () => (await a.client.get<{ peer_count: number }>('/node')).peer_count === 2,
-        10_000,
-        'evil peer verified',
-      );
-      await new Promise((r) => setTimeout(r, 1500)); // let the mesh form
-
       const forged = encodeBlockMessage({
         type: 'send',
         account: 'ab'.repeat(32),
@@ -118,6 +124,40 @@ describe('a hostile peer', () => {
       );
     } finally {
       await evil.stop();
+    }
+  }, 60_000);
+
+  it('counts a gossiped block whose dependency never comes as dropped (N-08), and keeps serving', async () => {
+    const peer = await gossipPeer(a, 2);
+    try {
+      const kit = await kitOf(a);
+      const before = (await a.client.get<{ dropped_blocks: number }>('/node')).dropped_blocks;
+      // Valid on its own (signature, key, proof of work), but it receives a send nobody has.
+      const signer = new Account(kit);
+      const orphan = sealed(
+        {
+          type: 'receive',
+          account: signer.address,
+          previous: ZERO_HASH,
+          timestamp: nowNs(),
+          asset: 'XE',
+          source: 'ab'.repeat(32),
+          balance: 5n,
+        },
+        signer.seed,
+        kit,
+      );
+      await peer.services.pubsub.publish(TOPICS.blocks, encodeBlockMessage(orphan));
+      // It waits for its source (5 s), then is given up on and counted.
+      await waitFor(
+        async () => (await a.client.get<{ dropped_blocks: number }>('/node')).dropped_blocks === before + 1,
+        15_000,
+        'the orphan dropped',
+      );
+      expect(await a.client.block(orphan.hash!)).toBeUndefined();
+      expect((await a.client.get<{ status: string }>('/health')).status).toBe('ok');
+    } finally {
+      await peer.stop();
     }
   }, 60_000);
 });

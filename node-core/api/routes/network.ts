@@ -169,7 +169,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           ),
           accounts: c.accounts,
           block_count: c.blocks,
-          dropped_blocks: 0,
+          dropped_blocks: node.droppedBlocks,
           delegation_underflows: c.delegation_underflows,
           total_delegated_weight: w.total.toString(),
           representatives: w.weights.size,
