@@ -5,6 +5,7 @@ import { LedgerError } from '../ledger/errors.ts';
 import type { CommittedBlock, Ledger, SignedBlock } from '../ledger/ledger.ts';
 import type { AccountRecord } from '../ledger/records.ts';
 import type { StateChain } from '../statechain/statechain.ts';
+import { type SignedVote, VoteBook } from './vote-book.ts';
 import { VoteThrottle, type VoteThrottleOptions } from './vote-throttle.ts';
 import { eligibleWeights, hasQuorum, type EligibleWeights } from './weights.ts';
 
@@ -27,7 +28,7 @@ export interface LocalRepresentative {
   address: string;
 }
 
-export type SignedVote = Vote & { signature: string };
+export type { SignedVote };
 
 export interface VoteSink {
   broadcast(vote: SignedVote, weight: bigint): void;
@@ -37,18 +38,9 @@ export type VoteVerdict = 'accept' | 'reject' | 'ignore';
 
 /** Votes further than this from the node clock are not counted (reference-behavior.md 2.2). */
 export const VOTE_WINDOW_NS = 300_000_000_000n;
-const MAX_SEEN_VOTES = 200_000;
-const MAX_VOTED_HASHES = 50_000;
-/** Signed votes kept per election (for vote_request answers), and elections kept at once. */
-const MAX_BALLOTS_PER_POSITION = 64;
-const MAX_BALLOT_POSITIONS = 50_000;
 /** A finalized position answers at most this many laggard votes (C-08), so answers cannot ping-pong. */
 const MAX_ANSWERS_PER_POSITION = 3;
 const MAX_ANSWERED_POSITIONS = 50_000;
-/** Hashes given up on as phantoms, remembered so their votes do not start the pulls over (C-05). */
-const MAX_ABANDONED = 8_192;
-/** Voted hashes looked at per phantom scan. */
-const PHANTOM_SCAN = 4_096;
 /** Final votes signed on request are reused this long (and this many are kept). */
 const RECENT_FINAL_MS = 1_000;
 const MAX_RECENT_FINALS = 10_000;
@@ -112,13 +104,6 @@ interface OwnVote {
   final: boolean;
 }
 
-/** Remote votes for one block hash: representative address -> true once its vote is final. */
-interface HashVotes {
-  votes: Map<string, boolean>;
-  /** When the first vote for the hash arrived (ms): a hash whose body stays unknown is a phantom. */
-  since: number;
-}
-
 /**
  * After this long without a quorum, a position may lock and finalize with more than half of the
  * eligible weight (reference-behavior.md 2.3, the finality wall C-01): a network that lost some of
@@ -147,21 +132,12 @@ export class Consensus {
   private sink: VoteSink | undefined;
   private readonly verify: Verifier | undefined;
   private readonly sign: ((message: Uint8Array, seed: Uint8Array) => Uint8Array) | undefined;
-  /** Remote votes by block hash. */
-  private readonly remote = new Map<string, HashVotes>();
-  /**
-   * Votes already counted (rep key, hash, phase) -> the newest timestamp seen: an exact duplicate is
-   * neither counted nor relayed, a re-affirmed one (fresher timestamp) is relayed but not recounted.
-   */
-  private readonly seen = new Map<string, bigint>();
-  /** Signed votes by position `account:previous` and representative key, as they travelled. */
-  private readonly ballots = new Map<string, Map<string, SignedVote>>();
+  /** The network's votes as counted here: slots, signed copies, duplicates, phantoms. */
+  private readonly book = new VoteBook();
   /** The local representative's vote slot by position `account:previous`. */
   private readonly own = new Map<string, OwnVote>();
   /** Finalized positions that answered laggards: answers given and when the last one went (ms). */
   private readonly answered = new Map<string, { count: number; at: number }>();
-  /** Hashes given up on as phantoms. */
-  private readonly abandoned = new Set<string>();
   /** Final votes signed on request, by hash, with when they were signed (ms). */
   private readonly recentFinals = new Map<string, { vote: SignedVote; at: number }>();
   private readonly throttle: VoteThrottle;
@@ -169,12 +145,8 @@ export class Consensus {
   private readonly fallbackMs: number;
   private readonly answerEveryMs: number;
   private readonly lingerSweepMs: number;
-  /** The chain position (account:previous) votes for a hash named, so a mismatch is not counted. */
-  private readonly positions = new Map<string, string>();
   /** Staged winners being swapped in. */
   private readonly resolving = new Set<string>();
-  /** When each representative's last counted vote arrived (ms): who is active, for readiness. */
-  private readonly lastVoteAt = new Map<string, number>();
   /** When a position last gained a held candidate (ms), for the stability window. */
   private readonly candidateAt = new Map<string, number>();
   /** Winners whose promotion failed deterministically, passed over until the time given (ms). */
@@ -242,13 +214,12 @@ export class Consensus {
    * node has finalized is answered with this node's final vote there (C-08).
    */
   onVote(v: SignedVote): VoteVerdict {
-    const key = `${v.rep_pub_key}:${v.block_hash}:${v.final ? 1 : 0}`;
-    const last = this.seen.get(key);
+    const last = this.book.lastSeen(v.rep_pub_key, v.block_hash, v.final);
     // An exact duplicate (or a replay of an older copy) is not even verified.
     if (last !== undefined && v.timestamp <= last) return 'ignore';
     const now = this.now();
     if (v.timestamp > now + VOTE_WINDOW_NS || v.timestamp < now - VOTE_WINDOW_NS) return 'ignore';
-    if (this.abandoned.has(v.block_hash) && !this.holds(v.block_hash)) return 'ignore';
+    if (this.book.isAbandoned(v.block_hash) && !this.holds(v.block_hash)) return 'ignore';
     // A vote names its block's chain position (account:previous): the election it belongs to.
     const position = `${v.account}:${v.previous === '0' ? ZERO_HASH : v.previous}`;
     if (!v.final && !this.throttle.allows(v.rep_pub_key, position)) return 'ignore';
@@ -257,44 +228,22 @@ export class Consensus {
     if (!v.final) this.throttle.charge(v.rep_pub_key, position);
     const rep = addressFromPublicKey(v.rep_pub_key);
     if ((this.weights().weights.get(rep) ?? 0n) === 0n) return 'ignore';
-    if (this.lastVoteAt.size >= MAX_VOTED_HASHES && !this.lastVoteAt.has(rep)) this.lastVoteAt.clear();
-    this.lastVoteAt.set(rep, Date.now());
+    this.book.heardFrom(rep);
     const settled = this.finalizedAt(position);
     if (settled !== undefined) this.answerLaggard(position, settled, v, last !== undefined);
     // One for the wrong position is not counted (C-13).
     const held = this.ledger.getBlock(v.block_hash)?.block ?? this.ledger.stagedBlock(v.block_hash)?.block;
     if (held && position !== `${held.account}:${held.previous}`) return 'ignore';
-    const known = this.positions.get(v.block_hash);
+    const known = this.book.positionOf(v.block_hash);
     if (known !== undefined && known !== position) return 'ignore';
     if (settled !== undefined && last !== undefined) {
       // A re-affirmed vote at a decided position: answered above, nothing left to count or relay.
-      this.seen.set(key, v.timestamp);
+      this.book.markSeen(v);
       return 'ignore';
     }
-    // One vote slot per representative and position (2.2): a final vote is irrevocable, and a newer
-    // converge vote moves the representative's weight from the candidate it voted for before.
-    const prior = this.ballots.get(position)?.get(v.rep_pub_key);
-    if (prior && prior.block_hash !== v.block_hash) {
-      if (prior.final || v.timestamp < prior.timestamp) return 'ignore';
-      this.remote.get(prior.block_hash)?.votes.delete(rep);
-    }
     // Remembered only once it counts: neither a forged nor a misplaced vote can shadow a real one.
-    this.positions.set(v.block_hash, position);
-    if (this.seen.size >= MAX_SEEN_VOTES) this.seen.clear();
-    this.seen.set(key, v.timestamp);
-    this.keepBallot(position, v);
-    let entry = this.remote.get(v.block_hash);
-    if (!entry) {
-      if (this.remote.size >= MAX_VOTED_HASHES) {
-        const oldest = this.remote.keys().next().value!;
-        this.remote.delete(oldest);
-        this.positions.delete(oldest);
-      }
-      this.remote.set(v.block_hash, (entry = { votes: new Map(), since: Date.now() }));
-    }
-    // A final vote is irrevocable: a later converge vote of the same representative changes nothing.
-    if (entry.votes.get(rep) === true && !v.final) return 'ignore';
-    entry.votes.set(rep, v.final);
+    // One slot per representative and position: a final vote never moves, a newer converge one does.
+    if (!this.book.record(v, rep, position)) return 'ignore';
     const b = this.ledger.getBlock(v.block_hash);
     if (b && !b.finalized && this.running) this.drive(b.block.account);
     else if (!b && this.running) this.considerStaged(v.block_hash);
@@ -347,19 +296,6 @@ export class Consensus {
     sink.broadcast(answer.vote, answer.weight);
   }
 
-  /** Keeps a representative's newest signed vote at a position (a final one is never replaced). */
-  private keepBallot(position: string, v: SignedVote): void {
-    let at = this.ballots.get(position);
-    if (!at) {
-      if (this.ballots.size >= MAX_BALLOT_POSITIONS) this.ballots.delete(this.ballots.keys().next().value!);
-      this.ballots.set(position, (at = new Map()));
-    }
-    const prior = at.get(v.rep_pub_key);
-    if (prior?.final && !v.final) return;
-    if (!prior && at.size >= MAX_BALLOTS_PER_POSITION) return;
-    at.set(v.rep_pub_key, v);
-  }
-
   /**
    * The signed votes this node holds for an election (`vote_request`, C-14): what it kept from the
    * network and its own representative's latest vote there; at a position finalized here, a fresh
@@ -372,7 +308,7 @@ export class Consensus {
     const mine = settled !== undefined ? this.finalVoteFor(settled) : undefined;
     if (mine) out.push(mine);
     const w = this.weights().weights;
-    for (const vote of this.ballots.get(position)?.values() ?? []) {
+    for (const vote of this.book.ballotsAt(position)) {
       if (out.length >= limit) break;
       if (mine && vote.rep_pub_key === mine.vote.rep_pub_key) continue;
       const weight = w.get(addressFromPublicKey(vote.rep_pub_key)) ?? 0n;
@@ -403,16 +339,7 @@ export class Consensus {
 
   /** Voted hashes whose block this node has not seen for longer than `olderThanMs` (phantoms). */
   phantoms(olderThanMs: number, limit = 64): string[] {
-    const cutoff = Date.now() - olderThanMs;
-    const out: string[] = [];
-    // Entries are in the order their first vote came, so the scan stops at the first young one;
-    // a bounded number of store lookups per call keeps a stuck network from making it costly.
-    let budget = PHANTOM_SCAN;
-    for (const [hash, entry] of this.remote) {
-      if (out.length >= limit || entry.since > cutoff || budget-- <= 0) break;
-      if (!this.holds(hash)) out.push(hash);
-    }
-    return out;
+    return this.book.phantoms(olderThanMs, limit, (hash) => this.holds(hash));
   }
 
   /**
@@ -421,16 +348,7 @@ export class Consensus {
    */
   abandonPhantom(hash: string): void {
     if (this.holds(hash)) return;
-    const position = this.positions.get(hash);
-    this.remote.delete(hash);
-    this.positions.delete(hash);
-    if (position) {
-      const at = this.ballots.get(position);
-      for (const [k, vote] of at ?? []) if (vote.block_hash === hash) at!.delete(k);
-      if (at?.size === 0) this.ballots.delete(position);
-    }
-    if (this.abandoned.size >= MAX_ABANDONED) this.abandoned.delete(this.abandoned.values().next().value!);
-    this.abandoned.add(hash);
+    this.book.abandon(hash);
     this.stats.phantoms_dropped += 1;
   }
 
@@ -441,12 +359,12 @@ export class Consensus {
 
   /** The newest timestamp seen on a representative's vote (tests, diagnostics). */
   lastVoteTimestamp(repPubKey: string, hash: string, final: boolean): bigint | undefined {
-    return this.seen.get(`${repPubKey}:${hash}:${final ? 1 : 0}`);
+    return this.book.lastSeen(repPubKey, hash, final);
   }
 
   /** Representatives whose votes for a block this node has seen. */
   votersFor(hash: string): string[] {
-    return [...(this.remote.get(hash)?.votes.keys() ?? [])];
+    return [...this.book.votesFor(hash)].map(([rep]) => rep);
   }
 
   /**
@@ -457,7 +375,7 @@ export class Consensus {
     const st = this.ledger.stagedBlock(hash);
     if (!st || this.resolving.has(hash)) return;
     const w = this.weights();
-    const finals = [...(this.remote.get(hash)?.votes ?? [])].filter(([, final]) => final).map(([rep]) => rep);
+    const finals = [...this.book.votesFor(hash)].filter(([, final]) => final).map(([rep]) => rep);
     if (hasQuorum(weightOf(new Set(finals), w.weights), w.total))
       this.swapIn(st.block.account, st.height, hash);
     // Otherwise this node's own representative may still have to vote in the conflict.
@@ -549,7 +467,7 @@ export class Consensus {
     let reps = 0;
     for (const [rep, w] of this.weights().weights) {
       if (w <= 0n) continue;
-      if (rep !== this.localRep?.address && (this.lastVoteAt.get(rep) ?? -Infinity) < cutoff) continue;
+      if (rep !== this.localRep?.address && !this.book.heardSince(rep, cutoff)) continue;
       weight += w;
       reps += 1;
     }
@@ -727,9 +645,9 @@ export class Consensus {
     const position = `${account}:${previous}`;
     const converge = new Set<string>();
     const final = new Set<string>();
-    const votedAt = this.positions.get(hash);
+    const votedAt = this.book.positionOf(hash);
     if (votedAt === undefined || votedAt === position) {
-      for (const [voter, isFinal] of this.remote.get(hash)?.votes ?? []) {
+      for (const [voter, isFinal] of this.book.votesFor(hash)) {
         converge.add(voter);
         if (isFinal) final.add(voter);
       }
@@ -792,7 +710,7 @@ export class Consensus {
     const weight = this.weights().weights.get(v.rep.address) ?? 0n;
     const signed = signVote(vote, v.rep.seed, this.sign);
     // Kept like any representative's vote, so vote_request answers carry this node's too.
-    this.keepBallot(`${v.account}:${v.previous}`, signed);
+    this.book.keepBallot(`${v.account}:${v.previous}`, signed);
     this.sink.broadcast(signed, weight);
   }
 
@@ -828,12 +746,10 @@ export class Consensus {
       this.tallies.delete(key);
       swept += 1;
     }
-    for (const [hash, position] of this.positions) {
-      if (this.finalizedAt(position) === undefined) continue;
-      this.positions.delete(hash);
-      this.remote.delete(hash);
-      swept += 1;
-    }
+    swept += this.book.sweep(
+      (position) => this.finalizedAt(position) !== undefined,
+      (position) => this.throttle.forget(position),
+    );
     for (const position of this.own.keys()) {
       if (this.finalizedAt(position) === undefined) continue;
       this.own.delete(position);
@@ -842,12 +758,6 @@ export class Consensus {
     }
     const nowMs = Date.now();
     for (const [hash, until] of this.quarantine) if (until <= nowMs) this.quarantine.delete(hash);
-    for (const position of this.ballots.keys()) {
-      if (this.finalizedAt(position) === undefined) continue;
-      this.ballots.delete(position);
-      this.throttle.forget(position);
-      swept += 1;
-    }
     const old = Date.now() - 10 * 60_000;
     for (const [position, a] of this.answered) if (a.at < old) this.answered.delete(position);
     this.stats.records_swept += swept;
@@ -857,10 +767,9 @@ export class Consensus {
   private decide(account: string, height: number): void {
     const t = this.tallies.get(`${account}:${height}`);
     if (t) {
-      this.remote.delete(t.hash);
-      this.positions.delete(t.hash);
+      this.book.forgetHash(t.hash);
       const position = `${t.account}:${t.previous}`;
-      this.ballots.delete(position);
+      this.book.forgetPosition(position);
       this.throttle.forget(position);
       this.own.delete(position);
       this.candidateAt.delete(position);

@@ -1,0 +1,180 @@
+import type { Vote } from '../protocol/vote.ts';
+
+export type SignedVote = Vote & { signature: string };
+
+/** Remote votes for one block hash: representative address -> true once its vote is final. */
+interface HashVotes {
+  votes: Map<string, boolean>;
+  /** When the first vote for the hash arrived (ms): a hash whose body stays unknown is a phantom. */
+  since: number;
+}
+
+const MAX_SEEN_VOTES = 200_000;
+const MAX_VOTED_HASHES = 50_000;
+/** Signed votes kept per election (for vote_request answers), and elections kept at once. */
+const MAX_BALLOTS_PER_POSITION = 64;
+const MAX_BALLOT_POSITIONS = 50_000;
+/** Hashes given up on as phantoms, remembered so their votes do not start the pulls over (C-05). */
+const MAX_ABANDONED = 8_192;
+/** Voted hashes looked at per phantom scan. */
+const PHANTOM_SCAN = 4_096;
+
+/**
+ * The votes this node has counted from the network, as plain bookkeeping (no ledger, no signatures:
+ * Consensus verifies a vote and decides whether it counts before it comes here). Positions are
+ * `account:previous`; representatives are addresses; every map is bounded.
+ *
+ * - One slot per representative and position (reference-behavior.md 2.2): a newer converge vote
+ *   moves the representative's weight from the block it voted for before; a final vote never moves.
+ * - The signed votes themselves are kept per position, to hand to peers that ask (vote_request).
+ * - Duplicates are recognized by representative, hash and phase, with the newest timestamp seen.
+ */
+export class VoteBook {
+  private readonly byHash = new Map<string, HashVotes>();
+  /** `repPubKey:hash:phase` -> the newest timestamp counted. */
+  private readonly seen = new Map<string, bigint>();
+  /** Signed votes by position and representative key, as they travelled. */
+  private readonly ballots = new Map<string, Map<string, SignedVote>>();
+  /** The position the votes for a hash named, so a vote naming another is not counted. */
+  private readonly positions = new Map<string, string>();
+  private readonly abandoned = new Set<string>();
+  /** When each representative's last counted vote arrived (ms). */
+  private readonly lastVoteAt = new Map<string, number>();
+
+  /** The newest timestamp counted for this representative, hash and phase. */
+  lastSeen(repPubKey: string, hash: string, final: boolean): bigint | undefined {
+    return this.seen.get(seenKey(repPubKey, hash, final));
+  }
+
+  /** Notes a copy as seen without counting it (a re-affirmed vote at a decided position). */
+  markSeen(v: SignedVote): void {
+    if (this.seen.size >= MAX_SEEN_VOTES) this.seen.clear();
+    this.seen.set(seenKey(v.rep_pub_key, v.block_hash, v.final), v.timestamp);
+  }
+
+  isAbandoned(hash: string): boolean {
+    return this.abandoned.has(hash);
+  }
+
+  /** The position votes for this hash named, if any were counted. */
+  positionOf(hash: string): string | undefined {
+    return this.positions.get(hash);
+  }
+
+  /** Notes that a representative with weight was heard from (for readiness's active weight). */
+  heardFrom(rep: string): void {
+    if (this.lastVoteAt.size >= MAX_VOTED_HASHES && !this.lastVoteAt.has(rep)) this.lastVoteAt.clear();
+    this.lastVoteAt.set(rep, Date.now());
+  }
+
+  /** True when `rep` was heard from at or after `cutoffMs`. */
+  heardSince(rep: string, cutoffMs: number): boolean {
+    return (this.lastVoteAt.get(rep) ?? -Infinity) >= cutoffMs;
+  }
+
+  /**
+   * Counts a verified vote of `rep` at `position`; false when it changes nothing: the
+   * representative's slot there holds a final vote for another block, or a newer converge vote,
+   * or this is a converge vote after its final one.
+   */
+  record(v: SignedVote, rep: string, position: string): boolean {
+    const prior = this.ballots.get(position)?.get(v.rep_pub_key);
+    if (prior && prior.block_hash !== v.block_hash) {
+      if (prior.final || v.timestamp < prior.timestamp) return false;
+      this.byHash.get(prior.block_hash)?.votes.delete(rep);
+    }
+    this.positions.set(v.block_hash, position);
+    this.markSeen(v);
+    this.keepBallot(position, v);
+    let entry = this.byHash.get(v.block_hash);
+    if (!entry) {
+      if (this.byHash.size >= MAX_VOTED_HASHES) this.forgetHash(this.byHash.keys().next().value!);
+      this.byHash.set(v.block_hash, (entry = { votes: new Map(), since: Date.now() }));
+    }
+    if (entry.votes.get(rep) === true && !v.final) return false;
+    entry.votes.set(rep, v.final);
+    return true;
+  }
+
+  /** Keeps a representative's newest signed vote at a position (a final one is never replaced). */
+  keepBallot(position: string, v: SignedVote): void {
+    let at = this.ballots.get(position);
+    if (!at) {
+      if (this.ballots.size >= MAX_BALLOT_POSITIONS) this.ballots.delete(this.ballots.keys().next().value!);
+      this.ballots.set(position, (at = new Map()));
+    }
+    const prior = at.get(v.rep_pub_key);
+    if (prior?.final && !v.final) return;
+    if (!prior && at.size >= MAX_BALLOTS_PER_POSITION) return;
+    at.set(v.rep_pub_key, v);
+  }
+
+  /** The signed votes kept at a position. */
+  ballotsAt(position: string): Iterable<SignedVote> {
+    return this.ballots.get(position)?.values() ?? [];
+  }
+
+  /** Representatives counted for a hash, with whether their vote is final. */
+  votesFor(hash: string): Iterable<[string, boolean]> {
+    return this.byHash.get(hash)?.votes ?? [];
+  }
+
+  /** Voted hashes, oldest first vote first, whose body `holds` says is missing, older than `olderThanMs`. */
+  phantoms(olderThanMs: number, limit: number, holds: (hash: string) => boolean): string[] {
+    const cutoff = Date.now() - olderThanMs;
+    const out: string[] = [];
+    // In order of their first vote, so the scan stops at the first young one; a bounded number of
+    // lookups per call keeps a stuck network from making it costly.
+    let budget = PHANTOM_SCAN;
+    for (const [hash, entry] of this.byHash) {
+      if (out.length >= limit || entry.since > cutoff || budget-- <= 0) break;
+      if (!holds(hash)) out.push(hash);
+    }
+    return out;
+  }
+
+  /** Gives up on a phantom: its votes are forgotten and later ones for it ignored (C-05). */
+  abandon(hash: string): void {
+    const position = this.positions.get(hash);
+    this.forgetHash(hash);
+    if (position) {
+      const at = this.ballots.get(position);
+      for (const [k, vote] of at ?? []) if (vote.block_hash === hash) at!.delete(k);
+      if (at?.size === 0) this.ballots.delete(position);
+    }
+    if (this.abandoned.size >= MAX_ABANDONED) this.abandoned.delete(this.abandoned.values().next().value!);
+    this.abandoned.add(hash);
+  }
+
+  /** Forgets the votes for a hash. */
+  forgetHash(hash: string): void {
+    this.byHash.delete(hash);
+    this.positions.delete(hash);
+  }
+
+  /** Forgets the signed votes kept at a position. */
+  forgetPosition(position: string): void {
+    this.ballots.delete(position);
+  }
+
+  /** Removes what is kept for positions `settled` says are decided; returns how many records went. */
+  sweep(settled: (position: string) => boolean, onPosition: (position: string) => void): number {
+    let swept = 0;
+    for (const [hash, position] of this.positions) {
+      if (!settled(position)) continue;
+      this.forgetHash(hash);
+      swept += 1;
+    }
+    for (const position of this.ballots.keys()) {
+      if (!settled(position)) continue;
+      this.ballots.delete(position);
+      onPosition(position);
+      swept += 1;
+    }
+    return swept;
+  }
+}
+
+function seenKey(repPubKey: string, hash: string, final: boolean): string {
+  return `${repPubKey}:${hash}:${final ? 1 : 0}`;
+}
