@@ -7,7 +7,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
 import { describe, expect, it } from 'vitest';
 import { isNetError } from '../../node-core/net/errors.ts';
-import { type MessengerStats, REQUEST_PROTOCOL } from '../../node-core/net/host.ts';
+import { type MessengerStats, REQUEST_PROTOCOL } from '../../node-core/net/requests.ts';
 import { encodeHello, NETCHECK_PROTOCOL } from '../../node-core/net/netcheck.ts';
 import type { NodeOptions } from '../../node-core/node.ts';
 import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
