@@ -151,6 +151,11 @@ export class Consensus {
   private readonly candidateAt = new Map<string, number>();
   /** Winners whose promotion failed deterministically, passed over until the time given (ms). */
   private readonly quarantine = new Map<string, number>();
+  /**
+   * Positions (`account:height`) whose winner by final votes could not be promoted: the block on
+   * chain there, promotable by being applied, is finalized in its place (2.3 point 5).
+   */
+  private readonly substituted = new Set<string>();
   private readonly stabilityMs: number;
   private readonly now: () => bigint;
   private readonly onError: (err: unknown) => void;
@@ -564,6 +569,13 @@ export class Consensus {
       const preferred = conflict
         ? ([...conflict.candidates].filter((c) => !((this.quarantine.get(c) ?? 0) > nowMs)).sort()[0] ?? hash)
         : hash;
+      if (preferred === hash && conflict && this.substituted.has(`${account}:${h}`)) {
+        // The position was decided for a winner that cannot be promoted, and its parent is final
+        // (drive only reaches the first open height): the block on chain takes its place.
+        this.decide(account, h);
+        h++;
+        continue;
+      }
       if (preferred !== hash) {
         // The emission gate holds for the candidate voted for (2.3 point 2): a staged receive gets
         // this node's vote only once its source is final here.
@@ -622,7 +634,9 @@ export class Consensus {
         if (err instanceof LedgerError && !err.retryable) {
           if (this.quarantine.size >= MAX_ANSWERED_POSITIONS) this.quarantine.clear();
           this.quarantine.set(hash, Date.now() + QUARANTINE_MS);
-          this.stalled.add(account);
+          this.substituted.add(`${account}:${height}`);
+          this.onError(new Error(`winner ${hash} could not be promoted (${err.reason}); substituting`));
+          this.drive(account);
         } else this.onError(err);
       })
       .finally(() => this.resolving.delete(hash));
@@ -775,6 +789,7 @@ export class Consensus {
       this.candidateAt.delete(position);
     }
     this.tallies.delete(`${account}:${height}`);
+    this.substituted.delete(`${account}:${height}`);
     this.decided.set(account, height);
     this.queue.set(account, height);
     this.wakeWaiters(account);

@@ -15,6 +15,8 @@ import {
 import type { SignedVote } from '../../node-core/consensus/consensus.ts';
 import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
 import { signVote } from '../../node-core/protocol/vote.ts';
+import { signStateBlock, type StateBlock, stateBlockToJson } from '../../node-core/protocol/statechain.ts';
+import { stringifyJson } from '../../node-core/protocol/json.ts';
 import type { NodeOptions } from '../../node-core/node.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
@@ -436,6 +438,55 @@ describe('conflicts', () => {
     expect((await http(kit.url, 'GET', `/blocks/${aS.hash}`)).body).toMatchObject({ finalized: true });
     for (const gone of [s1.hash, rS.hash])
       expect((await http(kit.url, 'GET', `/blocks/${gone}`)).status, gone).toBe(404);
+    expect((await http(kit.url, 'GET', '/conflicts')).body).toEqual([]);
+  });
+
+  it('a winner by final votes that can no longer be promoted gives way to the block on chain (2.3 point 5, C-12)', async () => {
+    const repSeed = randomSeed();
+    const r = keyPairFromSeed(repSeed);
+    const { kit } = await stalledNode({ consensusTiming: { stabilityMs: 50 } }, r.address);
+    const node = t!.node;
+    const minter = new Account(kit, seedOf(t!.keys.minter.seed_hex));
+    const onChain = await minter.commit(
+      minter.build({ type: 'mint', asset: 'XUSD', amount: 5n * XE, balance: 5n * XE }),
+    );
+    const sibling = rival(
+      kit,
+      minter,
+      { previous: ZERO_HASH, type: 'mint', asset: 'XUSD', amount: 7n * XE, balance: 7n * XE },
+      (h) => h < onChain.hash!,
+    );
+    expect((await http(kit.url, 'POST', '/blocks/mint', blockToJson(sibling))).status).toBe(202);
+
+    // The DAO takes the minter role away: the staged mint can no longer be applied anywhere.
+    const tip = (await http(kit.url, 'GET', '/statechain/tip')).body as { index: number; hash: string };
+    let change: StateBlock = {
+      index: BigInt(tip.index) + 1n,
+      prev_hash: tip.hash,
+      ops: [{ type: 'set', key: 'sys.minter', value: stringifyJson({ keys: [new Account(kit).address] }) }],
+      signatures: [],
+      timestamp: nowNs(),
+    };
+    for (const d of t!.keys.dao.slice(0, 2)) change = signStateBlock(change, seedOf(d.seed_hex));
+    const posted = await http(kit.url, 'POST', '/statechain/blocks', stringifyJson(stateBlockToJson(change)));
+    expect(posted.status, posted.text).toBe(201);
+
+    // The 71 % representative's final vote decides for the sibling, which then fails promotion.
+    const final = signVote(
+      {
+        rep_pub_key: r.pub_key,
+        block_hash: sibling.hash!,
+        account: minter.address,
+        previous: '0',
+        timestamp: node.now(),
+        final: true,
+      },
+      repSeed,
+    );
+    expect(node.consensus.onVote(final)).toBe('accept');
+    await waitFinal(kit, minter.address, 10_000);
+    expect((await http(kit.url, 'GET', `/blocks/${onChain.hash}`)).body).toMatchObject({ finalized: true });
+    expect((await http(kit.url, 'GET', `/blocks/${sibling.hash}`)).status).toBe(404);
     expect((await http(kit.url, 'GET', '/conflicts')).body).toEqual([]);
   });
 });

@@ -13,7 +13,9 @@ if (!nodeRunsTs)
   console.warn(`pow-solver tests skipped: Node ${process.version} cannot run .ts workers; use npm test`);
 
 const MODEST = 0xfff0000000000000n; // ~4096 attempts
-const UNREACHABLE = 0xffffffff00000000n; // ~4e9 attempts: minutes on this machine
+// ~7e16 attempts: never found in a test (at 0xffffffff00000000, ~4e9, a lucky find within 150 ms
+// came up about once in a thousand runs and failed the abort test).
+const UNREACHABLE = 0xffffffffffffff00n;
 
 const target = (fill: number): Uint8Array => new Uint8Array(32).fill(fill);
 const messagePorts = (): number => process.getActiveResourcesInfo().filter((r) => r === 'MessagePort').length;
