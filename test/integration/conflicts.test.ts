@@ -188,14 +188,23 @@ describe('conflicts', () => {
     expect(((await http(kit.url, 'GET', '/conflicts')).body as unknown[]).length).toBe(2);
 
     await restoreFinality(kit, x, treasury.address);
+    // What the node holds, for a failure message that says how the elections went.
+    const state = async () =>
+      stringifyJson({
+        s1: s1.hash,
+        aSibling: aSibling.hash,
+        a: (await http(kit.url, 'GET', `/accounts/${a.address}/chain`)).body,
+        conflicts: (await http(kit.url, 'GET', '/conflicts')).body,
+      });
     await waitFor(
       async () => ((await http(kit.url, 'GET', '/conflicts')).body as unknown[]).length === 0,
       10_000,
       'every conflict to settle',
-    );
-    expect((await http(kit.url, 'GET', `/blocks/${aSibling.hash}`)).body).toMatchObject({
-      hash: aSibling.hash,
+    ).catch(async (e: Error) => {
+      throw new Error(`${e.message}: ${await state()}`);
     });
+    const won = await http(kit.url, 'GET', `/blocks/${aSibling.hash}`);
+    expect(won.status, await state()).toBe(200);
     expect((await http(kit.url, 'GET', `/blocks/${r1.hash}`)).status).toBe(404);
     expect((await http(kit.url, 'GET', `/conflicts/${b.address}`)).status).toBe(404);
     // b is free again: its claim, submitted anew, is accepted as an ordinary opening block.
