@@ -257,6 +257,8 @@ export class LedgerNode {
     this.syncer?.stop();
     await this.p2p?.stop();
     await this.consensus?.stop();
+    // Writes already queued finish and are answered before the store closes under them.
+    await this.ledger?.idle();
     await this.verifyPool?.stop();
     await this.store?.close();
   }

@@ -134,6 +134,8 @@ export class Ledger {
   /** Writes waiting for the next group transaction. */
   private writeQueue: WriteOp[] = [];
   private writeScheduled = false;
+  /** Groups committed or committing whose answers are not delivered yet (awaited by idle()). */
+  private readonly groupsInFlight = new Set<Promise<void>>();
 
   constructor(deps: LedgerDeps) {
     this.store = deps.store;
@@ -949,15 +951,15 @@ export class Ledger {
       this.writeQueue = [];
       return this.applyGroup(taken);
     });
-    committed.then(
+    const done: Promise<void> = committed.then(
       async (outcomes) => {
         try {
           await this.store.root.flushed;
+          this.counters.load();
         } catch (err) {
           for (const op of taken) op.reject(err as Error);
           return;
         }
-        this.counters.load();
         const accepted: CommittedBlock[] = [];
         const staged: string[] = [];
         taken.forEach((op, i) => {
@@ -987,6 +989,16 @@ export class Ledger {
         for (const op of taken) op.reject(err);
       },
     );
+    this.groupsInFlight.add(done);
+    void done.finally(() => this.groupsInFlight.delete(done));
+  }
+
+  /** Resolves once every write queued so far is committed and answered (before the store closes). */
+  async idle(): Promise<void> {
+    while (this.groupsInFlight.size > 0 || this.writeQueue.length > 0) {
+      if (this.groupsInFlight.size > 0) await Promise.allSettled([...this.groupsInFlight]);
+      else await new Promise((r) => setImmediate(r));
+    }
   }
 
   private applyGroup(ops: WriteOp[]): Outcome[] {
