@@ -552,16 +552,7 @@ export class Consensus {
       if (hash === undefined) return;
       const block = this.ledger.getBlock(hash)?.block;
       if (!block) return;
-      if (block.type === 'receive' && block.source) {
-        const src = this.ledger.getBlock(block.source);
-        if (!src) return;
-        if (src.height > this.finalHeight(src.block.account)) {
-          let set = this.waiters.get(src.block.account);
-          if (!set) this.waiters.set(src.block.account, (set = new Set()));
-          set.add(account);
-          return;
-        }
-      }
+      if (!this.sourceFinal(account, block)) return;
       // In a conflict every representative prefers the lowest hash among the candidates
       // (reference-behavior.md 2.3), so first-seen splits cannot stall the election.
       const conflict = this.ledger.conflictAt(account, h);
@@ -577,22 +568,10 @@ export class Consensus {
         continue;
       }
       if (preferred !== hash) {
-        // The emission gate holds for the candidate voted for (2.3 point 2): a staged receive gets
-        // this node's vote only once its source is final here.
-        const src = this.ledger.stagedBlock(preferred)?.block.source;
-        if (src !== undefined && this.ledger.stagedBlock(preferred)!.block.type === 'receive') {
-          const s = this.ledger.getBlock(src);
-          if (!s) {
-            this.stalled.add(account);
-            return;
-          }
-          if (s.height > this.finalHeight(s.block.account)) {
-            let set = this.waiters.get(s.block.account);
-            if (!set) this.waiters.set(s.block.account, (set = new Set()));
-            set.add(account);
-            return;
-          }
-        }
+        // The emission gate holds for the candidate voted for too: a staged receive gets this
+        // node's vote only once its source is final here.
+        const staged = this.ledger.stagedBlock(preferred)?.block;
+        if (staged && !this.sourceFinal(account, staged)) return;
         // This node's votes go to the preferred (staged) candidate, but the one on chain may still
         // win by the others' votes: both tallies are counted.
         if (this.tally(`${account}:${h}:${preferred}`, account, preferred, block.previous, true)) {
@@ -611,6 +590,25 @@ export class Consensus {
       this.decide(account, h);
       h++;
     }
+  }
+
+  /**
+   * The emission gate's source half (2.3 point 2): true unless `block` is a receive whose source is
+   * not final here. Otherwise `account` waits for the source's account (or, with the source unknown,
+   * for the next sweep).
+   */
+  private sourceFinal(account: string, block: SignedBlock): boolean {
+    if (block.type !== 'receive' || !block.source) return true;
+    const src = this.ledger.getBlock(block.source);
+    if (!src) {
+      this.stalled.add(account);
+      return false;
+    }
+    if (src.height <= this.finalHeight(src.block.account)) return true;
+    let set = this.waiters.get(src.block.account);
+    if (!set) this.waiters.set(src.block.account, (set = new Set()));
+    set.add(account);
+    return false;
   }
 
   /** Casts the local representative's votes at a position; true when the block reached finality. */

@@ -1065,15 +1065,13 @@ export class Ledger {
       for (let h = acct.final_height + 1; h <= to; h++) {
         const b = this.blockAt(account, h)!.block;
         fb[b.asset] = b.balance;
-      }
-      advanced.push({ account, from: acct.final_height, to });
-      // A position final with its on-chain block settles any conflict there: the siblings lost.
-      for (let h = acct.final_height + 1; h <= to; h++) {
+        // A position final with its on-chain block settles any conflict there (the siblings lost)
+        // and needs its commit-lock no more.
         const c = this.conflicts.get(`${account}:${h}`);
         if (c) this.dropConflict(`${account}:${h}`, c);
-        // A final position needs its commit-lock no more.
-        this.store.voteLocks.removeSync(`${account}:${this.blockAt(account, h)!.block.previous}`);
+        this.store.voteLocks.removeSync(`${account}:${b.previous}`);
       }
+      advanced.push({ account, from: acct.final_height, to });
       this.writeAccount(account, { ...acct, final_height: to, final_balances: fb });
       if (to === acct.height) this.store.unfinal.removeSync(account);
     }

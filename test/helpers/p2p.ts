@@ -40,6 +40,13 @@ export async function twoNodes(
   return [a, b];
 }
 
+/** Delegates `amount` of `t`'s treasury XE to `to`'s representative; returns that representative. */
+export async function delegateTo(t: TestNode, to: TestNode, amount: bigint): Promise<string> {
+  const rep = (await to.client.node()).address;
+  await delegate(t, rep, amount);
+  return rep;
+}
+
 /** Moves `amount` of the treasury's XE to a new account that delegates it to `rep`. */
 export async function delegate(t: TestNode, rep: string, amount: bigint): Promise<void> {
   const treasury = await t.wallet(seedOf(t.keys.treasury.seed_hex));

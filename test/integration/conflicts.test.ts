@@ -44,6 +44,14 @@ function rival(
   }
 }
 
+/** A rival block (see rival), submitted and staged as a conflict candidate: answered 202. */
+async function stageRival(...args: Parameters<typeof rival>): Promise<Block> {
+  const b = rival(...args);
+  const r = await http(args[0].url, 'POST', `/blocks/${b.type}`, blockToJson(b));
+  expect(r.status, r.text).toBe(202);
+  return b;
+}
+
 /**
  * Delegates 30M of the 42M XE to another representative (by default one that never votes): the
  * node's own 29 % finalizes nothing alone.
@@ -163,15 +171,14 @@ describe('conflicts', () => {
     const r1 = await b.receive(s1);
 
     // b's opening position: the receive (kept lower, so it is b's preference) and a staged claim.
-    const claimB = rival(
+    const claimB = await stageRival(
       kit,
       b,
       { previous: ZERO_HASH, type: 'claim', asset: 'XE', amount: XE, balance: XE },
       (h) => h > r1.hash!,
     );
-    expect((await http(kit.url, 'POST', '/blocks/claim', blockToJson(claimB))).status).toBe(202);
     // a's send position: a sibling with a lower hash, which wins and takes s1 (and r1) with it.
-    const aSibling = rival(
+    const aSibling = await stageRival(
       kit,
       a,
       {
@@ -184,7 +191,6 @@ describe('conflicts', () => {
       },
       (h) => h < s1.hash!,
     );
-    expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(aSibling))).status).toBe(202);
     expect(((await http(kit.url, 'GET', '/conflicts')).body as unknown[]).length).toBe(2);
 
     await restoreFinality(kit, x, treasury.address);
@@ -314,7 +320,7 @@ describe('conflicts', () => {
 
     // A sibling with a lower hash becomes every representative's preference, but this node's vote
     // is locked: it votes for it neither converge nor final, however long it waits.
-    const sibling = rival(
+    const sibling = await stageRival(
       kit,
       treasury,
       {
@@ -328,7 +334,6 @@ describe('conflicts', () => {
       (h) => h < send.hash!,
       send.timestamp + 1n,
     );
-    expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(sibling))).status).toBe(202);
     expect(node.consensus.onVote(rVote(sibling.hash!, send.previous, false))).toBe('accept');
     await new Promise((res) => setTimeout(res, 1200));
     expect(emitted.filter((e) => e.vote.block_hash === sibling.hash)).toEqual([]);
@@ -416,15 +421,14 @@ describe('conflicts', () => {
     const cB = await b.claim(XE);
     // At b's opening position, a receive of s1 with a lower hash than b's claim: b's preference,
     // but only once s1 is final.
-    const rS = rival(
+    const rS = await stageRival(
       kit,
       b,
       { previous: ZERO_HASH, type: 'receive', asset: 'XE', source: s1.hash!, balance: 3n * XE },
       (h) => h < cB.hash!,
     );
-    expect((await http(kit.url, 'POST', '/blocks/receive', blockToJson(rS))).status).toBe(202);
     // At a's send position, a sibling that wins and takes s1 away.
-    const aS = rival(
+    const aS = await stageRival(
       kit,
       a,
       {
@@ -437,7 +441,6 @@ describe('conflicts', () => {
       },
       (h) => h < s1.hash!,
     );
-    expect((await http(kit.url, 'POST', '/blocks/send', blockToJson(aS))).status).toBe(202);
 
     await restoreFinality(kit, x, treasury.address);
     await waitFinal(kit, a.address, 10_000);
@@ -459,13 +462,12 @@ describe('conflicts', () => {
     const onChain = await minter.commit(
       minter.build({ type: 'mint', asset: 'XUSD', amount: 5n * XE, balance: 5n * XE }),
     );
-    const sibling = rival(
+    const sibling = await stageRival(
       kit,
       minter,
       { previous: ZERO_HASH, type: 'mint', asset: 'XUSD', amount: 7n * XE, balance: 7n * XE },
       (h) => h < onChain.hash!,
     );
-    expect((await http(kit.url, 'POST', '/blocks/mint', blockToJson(sibling))).status).toBe(202);
 
     // The DAO takes the minter role away: the staged mint can no longer be applied anywhere.
     const tip = (await http(kit.url, 'GET', '/statechain/tip')).body as { index: number; hash: string };

@@ -4,7 +4,7 @@ import type { NodeOptions } from '../../node-core/node.ts';
 import { keyPairFromSeed, signVote, verifyVote } from '../../node-core/protocol/index.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { type TestNode, waitFor } from '../helpers/node.ts';
-import { delegate, finalizedOn, twoNodes } from '../helpers/p2p.ts';
+import { delegateTo, finalizedOn, twoNodes } from '../helpers/p2p.ts';
 
 /**
  * Elections that gossip alone does not settle, on real nodes over loopback (reference-behavior.md
@@ -31,8 +31,7 @@ async function repPair(optsA: Partial<NodeOptions>, optsB: Partial<NodeOptions>)
   let offset = 0n;
   const [a, b] = await twoNodes(optsA, { ...optsB, now: () => realNow() - offset });
   try {
-    const bRep = (await b.client.node()).address;
-    await delegate(a, bRep, 20_000_000_000_000n);
+    const bRep = await delegateTo(a, b, 20_000_000_000_000n);
     await waitFor(
       async () =>
         (await b.client.get<{ weights: Record<string, string> }>('/delegation')).weights[bRep] ===
@@ -131,8 +130,7 @@ describe('answers to laggards (C-08) on a healthy network', () => {
     // A holds 70 %: it finalizes each block on its own at once, and B's votes arrive afterwards.
     const [a, b] = await twoNodes();
     try {
-      const bRep = (await b.client.node()).address;
-      await delegate(a, bRep, 12_600_000_000_000n);
+      await delegateTo(a, b, 12_600_000_000_000n);
       const w = await a.wallet();
       const claims: { hash?: string }[] = [];
       for (let i = 0; i < 5; i++) claims.push(await w.claim(1_000n));

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signRegistration } from '../../node-core/protocol/registration.ts';
 import { startTestNode, waitFor } from '../helpers/node.ts';
-import { delegate, finalizedOn, listenAddr, P2P, twoNodes } from '../helpers/p2p.ts';
+import { delegateTo, finalizedOn, listenAddr, P2P, twoNodes } from '../helpers/p2p.ts';
 import { rawHttp } from '../helpers/raw-http.ts';
 
 /**
@@ -31,8 +31,7 @@ describe('network readiness', () => {
     });
     let bStopped = false;
     try {
-      const bRep = (await b.client.node()).address;
-      await delegate(a, bRep, 20_000_000_000_000n);
+      const bRep = await delegateTo(a, b, 20_000_000_000_000n);
       const total = '42000000000000';
       for (const t of [a, b, c]) {
         // C represents nothing: it must resolve both A's and B's representatives from gossip alone.
@@ -95,7 +94,7 @@ describe('GET /ready with peers', () => {
     let bStopped = false;
     try {
       // Half the weight moves to B's representative: neither node finalizes alone, so each needs a peer.
-      await delegate(a, (await b.client.node()).address, 21_000_000_000_000n);
+      await delegateTo(a, b, 21_000_000_000_000n);
       const w = await a.wallet();
       const claim = await w.claim(1_000n);
       await waitFor(() => finalizedOn(b, claim.hash!), 15_000, 'the claim final on B');

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
-import { delegate, finalizedOn, listenAddr, P2P, peerCount, twoNodes } from '../helpers/p2p.ts';
+import { delegateTo, finalizedOn, listenAddr, P2P, peerCount, twoNodes } from '../helpers/p2p.ts';
 
 /**
  * Several real nodes on loopback, each with its own LMDB and libp2p host, sharing one genesis:
@@ -168,9 +168,8 @@ describe('two representatives', () => {
   it('reach quorum together when neither holds 67% alone', async () => {
     const [a, b] = await twoNodes();
     try {
-      const bRep = (await b.client.node()).address;
       // 20M of the 42M XE move to an account that delegates to B's representative: A keeps 52%.
-      await delegate(a, bRep, 20_000_000_000_000n);
+      const bRep = await delegateTo(a, b, 20_000_000_000_000n);
       await waitFor(
         async () =>
           (await b.client.get<{ weights: Record<string, string> }>('/delegation')).weights[bRep] ===
@@ -370,9 +369,8 @@ describe('a double spend between two equal representatives', () => {
   it('is settled by both preferring the lowest hash, without waiting for the fallback', async () => {
     const [a, b] = await twoNodes();
     try {
-      const bRep = (await b.client.node()).address;
       // Exactly half of the weight moves to B's representative: neither node can finalize alone.
-      await delegate(a, bRep, 21_000_000_000_000n);
+      await delegateTo(a, b, 21_000_000_000_000n);
       const x = await a.wallet();
       const fund = await x.claim(10_000_000n);
       for (const t of [a, b]) await waitFor(() => finalizedOn(t, fund.hash!), 15_000, 'funding final');
