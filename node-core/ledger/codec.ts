@@ -202,8 +202,9 @@ const F_EXTRA = 8;
 /**
  * A stored block: height, hash, canonical bytes, then signature, declared key, nonce and the aux
  * data that is not in the canonical bytes (certificate hash, attestations, multisig signatures).
+ * `canonical`, when given, must be the block's own canonical bytes (the hashing step made them).
  */
-export function encodeBlockRecord(r: BlockRecord): Uint8Array {
+export function encodeBlockRecord(r: BlockRecord, canonical?: Uint8Array): Uint8Array {
   const b = r.block;
   const extra: Record<string, unknown> = {};
   if (b.certificate_hash) extra.certificate_hash = b.certificate_hash;
@@ -215,7 +216,11 @@ export function encodeBlockRecord(r: BlockRecord): Uint8Array {
     (b.pub_key ? F_PUBKEY : 0) |
     (b.pow_nonce !== undefined ? F_NONCE : 0) |
     (hasExtra ? F_EXTRA : 0);
-  const w = new Writer().u32(r.height).hex32(b.hash!).blob(encodeCanonical(b)).u8(flags);
+  const w = new Writer()
+    .u32(r.height)
+    .hex32(b.hash!)
+    .blob(canonical ?? encodeCanonical(b))
+    .u8(flags);
   if (b.signature) w.bytes(hexToBytes(b.signature, 64));
   if (b.pub_key) w.hex32(b.pub_key);
   if (b.pow_nonce !== undefined) w.u64(b.pow_nonce);

@@ -1,5 +1,5 @@
 import { type Block, encodeCanonical, ZERO_HASH } from '../protocol/block.ts';
-import { blockHashBytesNode } from '../fastpath/block-hash.ts';
+import { hashBlockNode } from '../fastpath/block-hash.ts';
 import { bytesToHex, hexToBytes } from '../protocol/hex.ts';
 import { U64_MAX } from '../protocol/int.ts';
 import { addressFromPublicKey, type Keyset, multisigAddress, type Verifier } from '../protocol/keys.ts';
@@ -222,8 +222,8 @@ export class Ledger {
    */
   async precheck(block: Block, opts: SubmitOptions): Promise<void> {
     if (!block.hash) throw new LedgerError('hash_missing', 'hash is required');
-    const hashBytes = this.checkStateless(block as SignedBlock, opts);
-    await this.checkSignature(block as SignedBlock, hashBytes);
+    const { hash } = this.checkStateless(block as SignedBlock, opts);
+    await this.checkSignature(block as SignedBlock, hash);
     if (this.prechecked.size >= 10_000) this.prechecked.delete(this.prechecked.keys().next().value!);
     this.prechecked.set(block.hash, true);
   }
@@ -248,19 +248,19 @@ export class Ledger {
   }
 
   private async process(block: SignedBlock, opts: SubmitOptions): Promise<SubmitResult> {
-    const hashBytes = this.checkStateless(block, opts);
+    const hashed = this.checkStateless(block, opts);
     const stored = this.readBlock(block.hash);
     if (stored !== undefined) return { status: 'duplicate', block, height: stored.height };
 
     const opening = block.previous === ZERO_HASH;
-    const keyUsed = await this.checkSignature(block, hashBytes);
+    const keyUsed = await this.checkSignature(block, hashed.hash);
     this.prechecked.delete(block.hash);
 
     const declares = opening && !block.signatures && block.pub_key !== undefined;
     if (declares && !this.openingKeys.has(block.account)) this.openingKeys.set(block.account, block.pub_key!);
     try {
       return await new Promise<SubmitResult>((resolve, reject) => {
-        this.enqueue({ kind: 'block', block, hashBytes, keyUsed, resolve, reject });
+        this.enqueue({ kind: 'block', block, hashed, keyUsed, resolve, reject });
       });
     } finally {
       if (declares && this.openingKeys.get(block.account) === block.pub_key)
@@ -269,12 +269,13 @@ export class Ledger {
   }
 
   /** Checks that need no ledger state: type, hash, key declaration, proof of work, clock window. */
-  private checkStateless(block: SignedBlock, opts: SubmitOptions): Uint8Array {
+  private checkStateless(block: SignedBlock, opts: SubmitOptions): HashedBlock {
     if (LEASE_TYPES.has(block.type)) {
       throw new LedgerError('unsupported_type', `${block.type} blocks are not supported by this node yet`);
     }
     if (block.type === 'genesis') throw new LedgerError('genesis', 'genesis blocks cannot be submitted');
-    const hashBytes = blockHashBytesNode(block, this.sc.networkId);
+    const hashed = hashBlockNode(block, this.sc.networkId);
+    const hashBytes = hashed.hash;
     if (bytesToHex(hashBytes) !== block.hash) throw new LedgerError('hash_mismatch', 'hash mismatch');
 
     const opening = block.previous === ZERO_HASH;
@@ -310,7 +311,7 @@ export class Ledger {
         throw new LedgerError('timestamp_window', 'timestamp is more than 1 hour away from the node clock');
       }
     }
-    return hashBytes;
+    return hashed;
   }
 
   /**
@@ -320,7 +321,7 @@ export class Ledger {
   private applyBlock(
     ctx: WriteContext,
     block: SignedBlock,
-    hashBytes: Uint8Array,
+    hashed: HashedBlock,
     keyUsed: string | undefined,
   ): SubmitResult {
     const s = this.store;
@@ -358,7 +359,7 @@ export class Ledger {
     }
 
     // Credentials.
-    if (block.signatures) this.checkMultisig(block, acct, hashBytes);
+    if (block.signatures) this.checkMultisig(block, acct, hashed.hash);
     else {
       if (acct?.keyset) throw new LedgerError('multisig', 'a multisig account needs signatures');
       if (!opening && acct!.pub_key !== keyUsed) {
@@ -414,7 +415,7 @@ export class Ledger {
       next.final_balances = { ...next.final_balances, [block.asset]: block.balance };
     } else s.unfinal.putSync(block.account, '');
     this.writeAccount(block.account, next);
-    this.putBlock(ctx, block, height);
+    this.putBlock(ctx, block, height, hashed);
     if (fx.pendingPut) {
       s.accounts.putSync(pendingKey(fx.pendingPut.destination, block.hash), encodePending(fx.pendingPut));
     }
@@ -688,7 +689,12 @@ export class Ledger {
         this.store.root.transactionSync(() => {
           while ((this.getAccount(account)?.height ?? 0) >= height) this.undoFrontier(ctx, account);
           const keyUsed = this.getAccount(account)?.pub_key ?? w.block.pub_key;
-          const r = this.applyBlock(ctx, w.block, hashKey(w.block.hash), keyUsed);
+          const r = this.applyBlock(
+            ctx,
+            w.block,
+            { hash: hashKey(w.block.hash), canonical: encodeCanonical(w.block) },
+            keyUsed,
+          );
           if (r.status !== 'accepted')
             throw new LedgerError('fork_unfinalized', 'the winner could not be applied');
           ctx.resolved.push({ block: w.block, height: r.height, finalized: r.finalized === true });
@@ -1005,7 +1011,7 @@ export class Ledger {
     const ctx = this.openContext();
     const outcomes = ops.map((op): Outcome => {
       try {
-        if (op.kind === 'block') return { value: this.applyBlock(ctx, op.block, op.hashBytes, op.keyUsed) };
+        if (op.kind === 'block') return { value: this.applyBlock(ctx, op.block, op.hashed, op.keyUsed) };
         if (op.kind === 'resolve') {
           this.applyResolve(ctx, op.account, op.height, op.winner);
           return { value: [] };
@@ -1081,16 +1087,17 @@ export class Ledger {
   // ---- storage helpers (every key layout lives in codec.ts) ----------------------------------------
 
   /** Appends a block: its record under the next sequence number, its hash and chain entries. */
-  private putBlock(ctx: WriteContext, block: SignedBlock, height: number): void {
+  private putBlock(ctx: WriteContext, block: SignedBlock, height: number, hashed?: HashedBlock): void {
     const seq = ctx.counters.next_seq;
     ctx.counters.next_seq += 1;
     ctx.counters.blocks += 1;
     const seqBytes = seqKey(seq);
-    this.store.blocks.putSync(seqBytes, encodeBlockRecord({ block, height }));
-    this.store.hashes.putSync(hashKey(block.hash), seqBytes);
+    const hashBytes = hashed?.hash ?? hashKey(block.hash);
+    this.store.blocks.putSync(seqBytes, encodeBlockRecord({ block, height }, hashed?.canonical));
+    this.store.hashes.putSync(hashBytes, seqBytes);
     const entry = new Uint8Array(40);
     entry.set(seqBytes);
-    entry.set(hashKey(block.hash), 8);
+    entry.set(hashBytes, 8);
     this.store.accounts.putSync(chainKey(block.account, height), entry);
   }
 
@@ -1323,11 +1330,14 @@ interface WriteContext {
   baseReps?: Map<string, bigint>;
 }
 
+/** A block's hash bytes and canonical encoding, computed once at the stateless checks. */
+type HashedBlock = { hash: Uint8Array; canonical: Uint8Array };
+
 type WriteOp =
   | {
       kind: 'block';
       block: SignedBlock;
-      hashBytes: Uint8Array;
+      hashed: HashedBlock;
       keyUsed: string | undefined;
       resolve: (r: SubmitResult) => void;
       reject: (e: Error) => void;

@@ -13,7 +13,7 @@ import {
   ZERO_HASH,
 } from './block.ts';
 import { ProtocolError } from './errors.ts';
-import { hexToBytes, isHex, utf8 } from './hex.ts';
+import { assertHex, isHex, utf8 } from './hex.ts';
 import { type IntKind, toBigIntField } from './int.ts';
 import { normalizeKeyset } from './keys.ts';
 import { memoBytes } from './memo.ts';
@@ -51,13 +51,13 @@ function str(o: Obj, k: string, field = k): string {
  */
 function hex32(o: Obj, k: string, field = k): string {
   const v = str(o, k, field).toLowerCase();
-  hexToBytes(v, 32, field);
+  assertHex(v, 32, field);
   return v;
 }
 
 function sig64(o: Obj, k: string, field = k): string {
   const v = str(o, k, field).toLowerCase();
-  hexToBytes(v, 64, field);
+  assertHex(v, 64, field);
   return v;
 }
 

@@ -1,6 +1,6 @@
 import { ProtocolError } from './errors.ts';
 import { sha256 } from './hash.ts';
-import { bytesToHex, concatBytes, hexToBytes, utf8 } from './hex.ts';
+import { bytesToHex, concatBytes, utf8, writeHex } from './hex.ts';
 import { readI64BE, readU64BE, u64BE, writeU64BE } from './int.ts';
 import { type Keyset, normalizeKeyset } from './keys.ts';
 import { memoBytes } from './memo.ts';
@@ -253,8 +253,8 @@ export function encodeCanonical(block: Block): Uint8Array {
   out[0] = BLOCK_VERSION;
   out[1] = BLOCK_TYPE_BYTES[type];
   out.set(assetBytes(block.asset), 2);
-  out.set(hexToBytes(block.account, 32, 'account'), 10);
-  out.set(hexToBytes(block.previous, 32, 'previous'), 42);
+  writeHex(out, 10, block.account, 32, 'account');
+  writeHex(out, 42, block.previous, 32, 'previous');
   writeU64BE(out, 74, block.balance);
   writeU64BE(out, 82, block.timestamp);
   let off = HEADER_SIZE;
@@ -264,7 +264,7 @@ export function encodeCanonical(block: Block): Uint8Array {
       if (v === undefined || v === '') {
         if (f.required) throw new ProtocolError('ERR_FIELD_MISSING', `required on ${type}`, f.name);
         out.set(ZERO_32, off);
-      } else out.set(hexToBytes(v, 32, f.name), off);
+      } else writeHex(out, off, v, 32, f.name);
       off += 32;
     } else if (f.kind === 'u64') {
       const v = block[f.name];
@@ -278,12 +278,12 @@ export function encodeCanonical(block: Block): Uint8Array {
       new DataView(out.buffer).setUint32(off + 4, ks.keys.length, false);
       off += 8;
       for (const k of ks.keys) {
-        out.set(hexToBytes(k, 32), off);
+        writeHex(out, off, k, 32);
         off += 32;
       }
     }
   }
-  out.set(block.representative ? hexToBytes(block.representative, 32, 'representative') : ZERO_32, off);
+  if (block.representative) writeHex(out, off, block.representative, 32, 'representative');
   off += 32;
   if (timing) {
     for (const f of GENESIS_TIMING_FIELDS) {

@@ -3,10 +3,12 @@ import { ProtocolError } from './errors.ts';
 const HEX_CHARS = '0123456789abcdef';
 const BYTE_TO_HEX: string[] = Array.from({ length: 256 }, (_, i) => HEX_CHARS[i >> 4]! + HEX_CHARS[i & 15]!);
 
+/** Nibble value of each char code below 128; -1 for anything that is not lowercase hex. */
+const NIBBLE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) NIBBLE[HEX_CHARS.charCodeAt(i)] = i;
+
 function nibble(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48; // 0-9
-  if (code >= 97 && code <= 102) return code - 87; // a-f
-  return -1;
+  return code < 128 ? NIBBLE[code]! : -1;
 }
 
 /** Lowercase hex of the bytes. */
@@ -14,6 +16,18 @@ export function bytesToHex(bytes: Uint8Array): string {
   let out = '';
   for (let i = 0; i < bytes.length; i++) out += BYTE_TO_HEX[bytes[i]!];
   return out;
+}
+
+/** The checks of hexToBytes without the decoding: for fields kept as text (block JSON). */
+export function assertHex(hex: string, byteLength?: number, field?: string): void {
+  if (typeof hex !== 'string') throw new ProtocolError('ERR_FIELD_TYPE', 'expected a hex string', field);
+  if (hex.length % 2 !== 0) throw new ProtocolError('ERR_HEX', 'hex string has an odd length', field);
+  if (byteLength !== undefined && hex.length !== byteLength * 2) {
+    throw new ProtocolError('ERR_HEX', `expected ${byteLength * 2} hex characters, got ${hex.length}`, field);
+  }
+  for (let i = 0; i < hex.length; i++) {
+    if (nibble(hex.charCodeAt(i)) < 0) throw new ProtocolError('ERR_HEX', 'not lowercase hex', field);
+  }
 }
 
 /**
@@ -34,6 +48,26 @@ export function hexToBytes(hex: string, byteLength?: number, field?: string): Ui
     out[i] = (hi << 4) | lo;
   }
   return out;
+}
+
+/** hexToBytes written straight into `out` at `offset` (no intermediate array): the encoders' hot path. */
+export function writeHex(
+  out: Uint8Array,
+  offset: number,
+  hex: string,
+  byteLength: number,
+  field?: string,
+): void {
+  if (typeof hex !== 'string') throw new ProtocolError('ERR_FIELD_TYPE', 'expected a hex string', field);
+  if (hex.length !== byteLength * 2) {
+    throw new ProtocolError('ERR_HEX', `expected ${byteLength * 2} hex characters, got ${hex.length}`, field);
+  }
+  for (let i = 0; i < byteLength; i++) {
+    const hi = nibble(hex.charCodeAt(2 * i));
+    const lo = nibble(hex.charCodeAt(2 * i + 1));
+    if (hi < 0 || lo < 0) throw new ProtocolError('ERR_HEX', 'not lowercase hex', field);
+    out[offset + i] = (hi << 4) | lo;
+  }
 }
 
 /** True when `s` is lowercase hex of exactly `byteLength` bytes. */

@@ -5,9 +5,10 @@ import {
   blockHashBytes,
   bytesToHex,
   decodeBlock,
+  encodeCanonical,
   U64_MAX,
 } from '../../node-core/protocol/index.ts';
-import { blockHashBytesNode } from '../../node-core/fastpath/block-hash.ts';
+import { blockHashBytesNode, hashBlockNode } from '../../node-core/fastpath/block-hash.ts';
 import { vectors } from '../helpers/vectors.ts';
 
 describe('the Node fast path hashes blocks exactly as the isomorphic code', () => {
@@ -16,6 +17,8 @@ describe('the Node fast path hashes blocks exactly as the isomorphic code', () =
       const b = decodeBlock(v.block);
       expect(bytesToHex(blockHashBytesNode(b, v.network_id))).toBe(v.hash);
       expect(bytesToHex(blockHashBytes(b, v.network_id))).toBe(v.hash);
+      // The canonical bytes it hands on (the ledger stores them) are the block's own.
+      expect(bytesToHex(hashBlockNode(b, v.network_id).canonical)).toBe(bytesToHex(encodeCanonical(b)));
     }
   });
 

@@ -30,6 +30,18 @@ describe('VerifyPool', () => {
     expect(got.filter((ok) => !ok)).toHaveLength(20);
   });
 
+  it('spreads a burst over every worker, with the same verdicts', async () => {
+    pool = new VerifyPool({ threads: 2 });
+    pool.start();
+    const pending = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    // The burst is handed out at the end of this event-loop turn: half to each worker.
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload()).toEqual([30, 30]);
+    const got = await Promise.all(pending);
+    expect(got).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+    expect(pool.workload()).toEqual([0, 0]);
+  });
+
   it('answers false at once for a signature or key of the wrong length', async () => {
     pool = new VerifyPool({ threads: 1 });
     pool.start();

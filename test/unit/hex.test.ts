@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { assertHex, bytesToHex, hexToBytes, writeHex } from '../../node-core/protocol/hex.ts';
+import { ProtocolError } from '../../node-core/protocol/errors.ts';
+
+/** The hex codec's three entry points agree: same bytes, same typed errors naming the field. */
+describe('hex', () => {
+  const bad: [string, unknown, number][] = [
+    ['upper case', 'AB'.repeat(32), 32],
+    ['a non-hex character', 'g' + 'a'.repeat(63), 32],
+    ['a character past ASCII', 'é' + 'a'.repeat(63), 32],
+    ['a wrong length', 'ab'.repeat(31), 32],
+    ['an odd length', 'abc', 2],
+    ['not a string', 42, 32],
+  ];
+  for (const [name, input, len] of bad) {
+    it(`refuses ${name} alike in hexToBytes, assertHex and writeHex`, () => {
+      const error = (f: () => unknown): { code: string; field?: string } => {
+        try {
+          f();
+        } catch (e) {
+          expect(e).toBeInstanceOf(ProtocolError);
+          const pe = e as ProtocolError;
+          return { code: pe.code, field: pe.field };
+        }
+        throw new Error('no error');
+      };
+      const want = error(() => hexToBytes(input as string, len, 'account'));
+      expect(want.field).toBe('account');
+      expect(error(() => assertHex(input as string, len, 'account'))).toEqual(want);
+      if (name !== 'an odd length') {
+        expect(error(() => writeHex(new Uint8Array(64), 0, input as string, len, 'account'))).toEqual(want);
+      }
+    });
+  }
+
+  it('writeHex writes the bytes hexToBytes decodes, at the offset, touching nothing else', () => {
+    const hex = Array.from({ length: 32 }, (_, i) => (i * 8 + 7).toString(16).padStart(2, '0')).join('');
+    const out = new Uint8Array(40).fill(0xee);
+    writeHex(out, 4, hex, 32);
+    expect(out.subarray(4, 36)).toEqual(hexToBytes(hex));
+    expect([...out.subarray(0, 4), ...out.subarray(36)]).toEqual(new Array(8).fill(0xee));
+    expect(bytesToHex(out.subarray(4, 36))).toBe(hex);
+  });
+});
