@@ -83,7 +83,10 @@ export interface NodeOptions {
   electionPull?: ElectionPullOptions;
   /** Re-registration of this node in the directory (default every 15 minutes). */
   selfRegistration?: SelfRegistrationOptions;
-  /** Signature-verification worker threads (default 1; 0 verifies on the main thread). */
+  /**
+   * Most signature-verification worker threads (default 2, 1 on one core; the second starts only
+   * when submissions come in bursts); 0 verifies on the main thread.
+   */
   verifyThreads?: number;
   /** Extra origins allowed by CORS besides the node's own. */
   corsOrigins?: string[];
@@ -210,7 +213,7 @@ export class LedgerNode {
     try {
       this.statechain = new StateChain({ store: this.store, verify: verifyBytesNode });
       this.statechain.start();
-      this.verifyPool = new VerifyPool({ threads: this.opts.verifyThreads ?? 1 });
+      this.verifyPool = new VerifyPool({ threads: this.opts.verifyThreads });
       // The WebAssembly kernel checks a nonce several times faster than the pure-JS digest.
       const kernel = loadPowKernelSync();
       this.ledger = new Ledger({

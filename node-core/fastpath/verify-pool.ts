@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { verifyBytesNode } from './ed25519.ts';
 
@@ -7,8 +8,14 @@ import { verifyBytesNode } from './ed25519.ts';
  * the main thread goes on parsing requests and writing blocks. With `threads: 0` it verifies inline.
  */
 export interface VerifyPoolOptions {
-  /** Worker threads; default: one per core less one for the main thread, at least one. */
+  /**
+   * Most worker threads (default 2, or 1 on a single-core machine). One starts with the pool; the
+   * others only when submissions come in bursts, so an idle or read-only node does not pay their
+   * memory. `threads: 0` verifies inline.
+   */
   threads?: number;
+  /** Workers started with the pool (default 1, at most `threads`). */
+  initialThreads?: number;
   /** Items per message to a worker. */
   maxBatch?: number;
 }
@@ -21,48 +28,72 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
+interface Item {
+  sig: Uint8Array;
+  msg: Uint8Array;
+  pub: Uint8Array;
+  p: Pending;
+}
+
 interface Slot {
   worker: Worker;
   outstanding: number;
+  /** False for a worker added under load until its thread runs: work sent earlier would wait. */
+  online: boolean;
 }
 
 export class VerifyPool {
   private readonly threads: number;
+  private readonly initialThreads: number;
   private readonly maxBatch: number;
   private readonly slots: Slot[] = [];
-  private readonly inflight = new Map<number, { slot: Slot; waiters: Pending[] }>();
-  private queue: { sig: Uint8Array; msg: Uint8Array; pub: Uint8Array; p: Pending }[] = [];
+  private readonly inflight = new Map<number, { slot: Slot; items: Item[] }>();
+  private queue: Item[] = [];
   private scheduled = false;
   private nextId = 1;
 
   constructor(opts: VerifyPoolOptions = {}) {
-    this.threads = opts.threads ?? 1;
+    this.threads = opts.threads ?? Math.min(2, availableParallelism());
+    this.initialThreads = Math.min(this.threads, opts.initialThreads ?? 1);
     this.maxBatch = opts.maxBatch ?? 512;
   }
 
   start(): void {
-    for (let i = 0; i < this.threads; i++) {
-      const worker = new Worker(new URL(WORKER_FILE, import.meta.url));
-      worker.unref();
-      const slot: Slot = { worker, outstanding: 0 };
-      worker.on('message', (m: { id: number; results: Uint8Array }) => this.onResult(m));
-      worker.on('error', (err) => this.failSlot(slot, err));
-      this.slots.push(slot);
-    }
+    for (let i = 0; i < this.initialThreads; i++) this.addWorker(true);
+  }
+
+  private addWorker(online: boolean): void {
+    const worker = new Worker(new URL(WORKER_FILE, import.meta.url));
+    worker.unref();
+    const slot: Slot = { worker, outstanding: 0, online };
+    worker.on('message', (m: { id: number; results: Uint8Array }) => this.onResult(m));
+    // A worker that dies (an error, or its thread exiting before stop) takes no request with it.
+    worker.on('error', () => this.workerLost(slot));
+    worker.on('exit', () => this.workerLost(slot));
+    if (!online) worker.once('online', () => (slot.online = true));
+    this.slots.push(slot);
   }
 
   async stop(): Promise<void> {
     const slots = this.slots.splice(0);
     const stopped = new Error('verify pool stopped');
-    for (const s of slots) this.failSlot(s, stopped);
+    for (const [id, entry] of this.inflight) {
+      this.inflight.delete(id);
+      for (const it of entry.items) it.p.reject(stopped);
+    }
     // Requests not yet handed to a worker fail too, rather than wait for ever.
     for (const q of this.queue.splice(0)) q.p.reject(stopped);
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
-  /** Requests handed to each worker and not yet answered (diagnostics). */
+  /** Requests handed to each started worker and not yet answered (diagnostics). */
   workload(): number[] {
     return this.slots.map((s) => s.outstanding);
+  }
+
+  /** Workers whose threads are running. */
+  onlineWorkers(): number {
+    return this.slots.filter((s) => s.online).length;
   }
 
   verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Promise<boolean> {
@@ -82,9 +113,18 @@ export class VerifyPool {
   private flush(): void {
     this.scheduled = false;
     if (this.slots.length === 0) return; // stopped meanwhile: stop() rejected what was queued
-    // A burst is spread over every worker (not sent whole to one), so its last signature is
-    // checked after 1/threads of the time: under load, requests arrive in waves (one per commit).
-    const per = Math.min(this.maxBatch, Math.ceil(this.queue.length / this.slots.length));
+    // A burst (under load, requests arrive in waves, one per commit) is what another worker is
+    // for: it starts now and takes its share of later bursts once its thread runs.
+    if (this.queue.length > 1 && this.slots.length < this.threads) this.addWorker(false);
+    // A burst is spread over the running workers (not sent whole to one), so its last signature is
+    // checked after 1/workers of the time.
+    const ready = this.slots.filter((s) => s.online);
+    if (ready.length === 0) {
+      // Only a worker replacing a failed one, still starting: do not make the burst wait for it.
+      for (const q of this.queue.splice(0)) q.p.resolve(verifyBytesNode(q.sig, q.msg, q.pub));
+      return;
+    }
+    const per = Math.min(this.maxBatch, Math.ceil(this.queue.length / ready.length));
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, per);
       let size = 0;
@@ -99,10 +139,10 @@ export class VerifyPool {
         data.set(it.msg, off + 98);
         off += 98 + it.msg.length;
       }
-      const slot = this.slots.reduce((a, b) => (b.outstanding < a.outstanding ? b : a));
+      const slot = ready.reduce((a, b) => (b.outstanding < a.outstanding ? b : a));
       const id = this.nextId++;
       slot.outstanding += batch.length;
-      this.inflight.set(id, { slot, waiters: batch.map((b) => b.p) });
+      this.inflight.set(id, { slot, items: batch });
       slot.worker.postMessage({ id, count: batch.length, data }, [data.buffer]);
     }
   }
@@ -111,15 +151,20 @@ export class VerifyPool {
     const entry = this.inflight.get(m.id);
     if (!entry) return;
     this.inflight.delete(m.id);
-    entry.slot.outstanding -= entry.waiters.length;
-    entry.waiters.forEach((w, i) => w.resolve(m.results[i] === 1));
+    entry.slot.outstanding -= entry.items.length;
+    entry.items.forEach((it, i) => it.p.resolve(m.results[i] === 1));
   }
 
-  private failSlot(slot: Slot, err: Error): void {
+  /** Drops a dead worker; what it was given is verified here instead (a later burst may add one). */
+  private workerLost(slot: Slot): void {
+    const i = this.slots.indexOf(slot);
+    if (i < 0) return; // stopped, or already handled (an error is followed by an exit)
+    this.slots.splice(i, 1);
+    void slot.worker.terminate();
     for (const [id, entry] of this.inflight) {
       if (entry.slot !== slot) continue;
       this.inflight.delete(id);
-      for (const w of entry.waiters) w.reject(err);
+      for (const it of entry.items) it.p.resolve(verifyBytesNode(it.sig, it.msg, it.pub));
     }
   }
 }

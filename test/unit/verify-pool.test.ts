@@ -31,7 +31,7 @@ describe('VerifyPool', () => {
   });
 
   it('spreads a burst over every worker, with the same verdicts', async () => {
-    pool = new VerifyPool({ threads: 2 });
+    pool = new VerifyPool({ threads: 2, initialThreads: 2 });
     pool.start();
     const pending = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
     // The burst is handed out at the end of this event-loop turn: half to each worker.
@@ -40,6 +40,42 @@ describe('VerifyPool', () => {
     const got = await Promise.all(pending);
     expect(got).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
     expect(pool.workload()).toEqual([0, 0]);
+  });
+
+  it('starts its second worker only when a burst comes, and uses it once it runs', async () => {
+    pool = new VerifyPool({ threads: 2 });
+    pool.start();
+    // One request at a time is no burst: one worker.
+    for (const c of cases.slice(0, 3)) await pool.verify(c.sig, c.msg, pub);
+    expect(pool.workload()).toEqual([0]);
+    // A burst starts the second worker; this burst goes to the first, which is running.
+    const first = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload()).toEqual([60, 0]);
+    await Promise.all(first);
+    const deadline = Date.now() + 10_000;
+    while (pool.onlineWorkers() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(pool.onlineWorkers()).toBe(2);
+    const second = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload()).toEqual([30, 30]);
+    expect(await Promise.all(second)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+  });
+
+  it('loses no request when a worker thread dies (the worker is terminated from outside)', async () => {
+    pool = new VerifyPool({ threads: 1 });
+    pool.start();
+    const pending = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload()).toEqual([60]);
+    // Reach the worker as a crash would: its thread ends with the requests unanswered.
+    await (
+      pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }
+    ).slots[0]!.worker.terminate();
+    expect(await Promise.all(pending)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+    expect(pool.workload()).toEqual([]);
+    // Later requests are still answered (inline, with no worker left).
+    expect(await pool.verify(cases[1]!.sig, cases[1]!.msg, pub)).toBe(true);
   });
 
   it('answers false at once for a signature or key of the wrong length', async () => {
