@@ -287,8 +287,23 @@ describe('wallet in Chromium against a real node', () => {
     await page.getByTestId('nav-settings').click();
     await page.getByTestId('settings-page').waitFor();
     expect(Number(await page.getByTestId('kdf-ms').innerText())).toBeLessThan(1000);
+    // The page background under each theme choice, with the system preferring light, then dark.
+    const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const LIGHT_BG = 'rgb(245, 246, 248)';
+    const DARK_BG = 'rgb(17, 19, 24)';
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect.poll(bg).toBe(LIGHT_BG);
     await page.getByTestId('settings-theme').selectOption('dark');
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await expect.poll(bg).toBe(DARK_BG);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.getByTestId('settings-theme').selectOption('light');
+    await expect.poll(bg).toBe(LIGHT_BG);
+    await page.getByTestId('settings-theme').selectOption('system');
+    await expect.poll(bg).toBe(DARK_BG);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect.poll(bg).toBe(LIGHT_BG);
+    await page.getByTestId('settings-theme').selectOption('dark');
     await shot('19-settings-dark');
   });
 
