@@ -50,6 +50,7 @@ export class VerifyPool {
   private readonly inflight = new Map<number, { slot: Slot; items: Item[] }>();
   private queue: Item[] = [];
   private scheduled = false;
+  private running = false;
   private nextId = 1;
 
   constructor(opts: VerifyPoolOptions = {}) {
@@ -59,6 +60,7 @@ export class VerifyPool {
   }
 
   start(): void {
+    this.running = true;
     for (let i = 0; i < this.initialThreads; i++) this.addWorker(true);
   }
 
@@ -75,6 +77,7 @@ export class VerifyPool {
   }
 
   async stop(): Promise<void> {
+    this.running = false;
     const slots = this.slots.splice(0);
     const stopped = new Error('verify pool stopped');
     for (const [id, entry] of this.inflight) {
@@ -97,7 +100,8 @@ export class VerifyPool {
   }
 
   verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Promise<boolean> {
-    if (this.slots.length === 0) return Promise.resolve(verifyBytesNode(signature, message, publicKey));
+    if (this.threads === 0 || !this.running)
+      return Promise.resolve(verifyBytesNode(signature, message, publicKey));
     if (signature.length !== 64 || publicKey.length !== 32 || message.length > 0xffff)
       return Promise.resolve(false);
     return new Promise((resolve, reject) => {
@@ -112,15 +116,17 @@ export class VerifyPool {
 
   private flush(): void {
     this.scheduled = false;
-    if (this.slots.length === 0) return; // stopped meanwhile: stop() rejected what was queued
+    if (!this.running) return; // stopped meanwhile: stop() rejected what was queued
     // A burst (under load, requests arrive in waves, one per commit) is what another worker is
-    // for: it starts now and takes its share of later bursts once its thread runs.
-    if (this.queue.length > 1 && this.slots.length < this.threads) this.addWorker(false);
+    // for: it starts now and takes its share of later bursts once its thread runs. So does any
+    // request once every worker has died.
+    if ((this.queue.length > 1 || this.slots.length === 0) && this.slots.length < this.threads)
+      this.addWorker(false);
     // A burst is spread over the running workers (not sent whole to one), so its last signature is
     // checked after 1/workers of the time.
     const ready = this.slots.filter((s) => s.online);
     if (ready.length === 0) {
-      // Only a worker replacing a failed one, still starting: do not make the burst wait for it.
+      // Only a worker replacing dead ones, still starting: the burst does not wait for it.
       for (const q of this.queue.splice(0)) q.p.resolve(verifyBytesNode(q.sig, q.msg, q.pub));
       return;
     }
@@ -155,7 +161,7 @@ export class VerifyPool {
     entry.items.forEach((it, i) => it.p.resolve(m.results[i] === 1));
   }
 
-  /** Drops a dead worker; what it was given is verified here instead (a later burst may add one). */
+  /** Drops a dead worker; what it was given is verified here instead (the next flush adds one). */
   private workerLost(slot: Slot): void {
     const i = this.slots.indexOf(slot);
     if (i < 0) return; // stopped, or already handled (an error is followed by an exit)

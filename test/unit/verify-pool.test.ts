@@ -74,8 +74,15 @@ describe('VerifyPool', () => {
     ).slots[0]!.worker.terminate();
     expect(await Promise.all(pending)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
     expect(pool.workload()).toEqual([]);
-    // Later requests are still answered (inline, with no worker left).
+    // Later requests are still answered, and a new worker takes over.
     expect(await pool.verify(cases[1]!.sig, cases[1]!.msg, pub)).toBe(true);
+    expect(await pool.verify(cases[3]!.sig, cases[3]!.msg, pub)).toBe(false);
+    const deadline = Date.now() + 10_000;
+    while (pool.onlineWorkers() < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const again = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload()[0]).toBeGreaterThan(0);
+    expect(await Promise.all(again)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
   });
 
   it('answers false at once for a signature or key of the wrong length', async () => {
