@@ -30,6 +30,8 @@ export interface CliOptions {
   maxConnsPerIp?: number;
   /** Inbound peer-to-peer connections in all (the node's default when unset). */
   maxInboundConns?: number;
+  /** Signature-verification worker threads, at most (the node's default when unset). */
+  verifyThreads?: number;
   logLevel: string;
   /** Folder of the built GUI; false serves none; undefined is the node's default. */
   uiDir?: string | false;
@@ -60,6 +62,9 @@ Options:
                           (default 8)
   --max-inbound-conns N   inbound peer connections in all (default 64)
   --no-p2p                do not start peer-to-peer networking
+  --verify-threads N      most signature-verification worker threads (default 2, 1 on a
+                          single core; the second starts under bursts of submissions);
+                          0 verifies on the main thread
   --ui-dir DIR            serve the GUI built in DIR at /ui/
                           (default: renderer/dist, built by npm run build:renderer)
   --no-ui                 do not serve the GUI
@@ -187,6 +192,13 @@ export function parseArgs(argv: readonly string[]): CliOptions {
           throw new UsageError(`${name}: "${v}" is not a whole number of at least 1`);
         if (name === '--max-conns-per-ip') o.maxConnsPerIp = Number(v);
         else o.maxInboundConns = Number(v);
+        break;
+      }
+      case '--verify-threads': {
+        const v = value();
+        if (!/^\d{1,2}$/.test(v) || Number(v) > 64)
+          throw new UsageError(`--verify-threads: "${v}" is not a whole number from 0 to 64`);
+        o.verifyThreads = Number(v);
         break;
       }
       case '--ui-dir':

@@ -48,6 +48,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     dial: opts.dial,
     p2pMaxInboundPerIp: opts.maxConnsPerIp,
     p2pMaxInbound: opts.maxInboundConns,
+    verifyThreads: opts.verifyThreads,
     uiDir: opts.uiDir,
     logger,
   });

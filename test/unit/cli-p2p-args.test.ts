@@ -23,3 +23,16 @@ describe('connection cap flags', () => {
     expect(HELP).toContain('--max-inbound-conns N');
   });
 });
+
+/** The verification thread cap, for operators with more cores (or none to spare). */
+describe('--verify-threads', () => {
+  it('is unset by default, takes 0 to 64, and is documented', () => {
+    expect(parseArgs([]).verifyThreads).toBeUndefined();
+    expect(parseArgs(['--verify-threads', '0']).verifyThreads).toBe(0);
+    expect(parseArgs(['--verify-threads=8']).verifyThreads).toBe(8);
+    expect(() => parseArgs(['--verify-threads', '65'])).toThrow(/--verify-threads: "65"/);
+    expect(() => parseArgs(['--verify-threads', '-1'])).toThrow(/needs a value|--verify-threads/);
+    expect(() => parseArgs(['--verify-threads', 'all'])).toThrow(/from 0 to 64/);
+    expect(HELP).toContain('--verify-threads N');
+  });
+});
