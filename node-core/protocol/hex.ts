@@ -18,13 +18,28 @@ export function bytesToHex(bytes: Uint8Array): string {
   return out;
 }
 
-/** The checks of hexToBytes without the decoding: for fields kept as text (block JSON). */
-export function assertHex(hex: string, byteLength?: number, field?: string): void {
+/** A hex string's type and length: a string, even, and `byteLength` bytes when given. */
+function checkShape(hex: string, byteLength: number | undefined, field: string | undefined): void {
   if (typeof hex !== 'string') throw new ProtocolError('ERR_FIELD_TYPE', 'expected a hex string', field);
   if (hex.length % 2 !== 0) throw new ProtocolError('ERR_HEX', 'hex string has an odd length', field);
   if (byteLength !== undefined && hex.length !== byteLength * 2) {
     throw new ProtocolError('ERR_HEX', `expected ${byteLength * 2} hex characters, got ${hex.length}`, field);
   }
+}
+
+/** Decodes the first `count` bytes of `hex` (shape already checked) into `out` at `offset`. */
+function decodeInto(out: Uint8Array, offset: number, hex: string, count: number, field?: string): void {
+  for (let i = 0; i < count; i++) {
+    const hi = nibble(hex.charCodeAt(2 * i));
+    const lo = nibble(hex.charCodeAt(2 * i + 1));
+    if (hi < 0 || lo < 0) throw new ProtocolError('ERR_HEX', 'not lowercase hex', field);
+    out[offset + i] = (hi << 4) | lo;
+  }
+}
+
+/** The checks of hexToBytes without the decoding: for fields kept as text (block JSON). */
+export function assertHex(hex: string, byteLength?: number, field?: string): void {
+  checkShape(hex, byteLength, field);
   for (let i = 0; i < hex.length; i++) {
     if (nibble(hex.charCodeAt(i)) < 0) throw new ProtocolError('ERR_HEX', 'not lowercase hex', field);
   }
@@ -35,18 +50,9 @@ export function assertHex(hex: string, byteLength?: number, field?: string): voi
  * exactly `byteLength` bytes. `field` names the field in the error.
  */
 export function hexToBytes(hex: string, byteLength?: number, field?: string): Uint8Array {
-  if (typeof hex !== 'string') throw new ProtocolError('ERR_FIELD_TYPE', 'expected a hex string', field);
-  if (hex.length % 2 !== 0) throw new ProtocolError('ERR_HEX', 'hex string has an odd length', field);
-  if (byteLength !== undefined && hex.length !== byteLength * 2) {
-    throw new ProtocolError('ERR_HEX', `expected ${byteLength * 2} hex characters, got ${hex.length}`, field);
-  }
+  checkShape(hex, byteLength, field);
   const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) {
-    const hi = nibble(hex.charCodeAt(2 * i));
-    const lo = nibble(hex.charCodeAt(2 * i + 1));
-    if (hi < 0 || lo < 0) throw new ProtocolError('ERR_HEX', 'not lowercase hex', field);
-    out[i] = (hi << 4) | lo;
-  }
+  decodeInto(out, 0, hex, out.length, field);
   return out;
 }
 
@@ -58,16 +64,8 @@ export function writeHex(
   byteLength: number,
   field?: string,
 ): void {
-  if (typeof hex !== 'string') throw new ProtocolError('ERR_FIELD_TYPE', 'expected a hex string', field);
-  if (hex.length !== byteLength * 2) {
-    throw new ProtocolError('ERR_HEX', `expected ${byteLength * 2} hex characters, got ${hex.length}`, field);
-  }
-  for (let i = 0; i < byteLength; i++) {
-    const hi = nibble(hex.charCodeAt(2 * i));
-    const lo = nibble(hex.charCodeAt(2 * i + 1));
-    if (hi < 0 || lo < 0) throw new ProtocolError('ERR_HEX', 'not lowercase hex', field);
-    out[offset + i] = (hi << 4) | lo;
-  }
+  checkShape(hex, byteLength, field);
+  decodeInto(out, offset, hex, byteLength, field);
 }
 
 /** True when `s` is lowercase hex of exactly `byteLength` bytes. */
