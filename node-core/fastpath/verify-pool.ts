@@ -18,6 +18,8 @@ export interface VerifyPoolOptions {
   initialThreads?: number;
   /** Items per message to a worker. */
   maxBatch?: number;
+  /** The worker module (default: verify-worker beside this file; tests pass others). */
+  workerFile?: URL;
 }
 
 /** The worker beside this module: its .ts source in a checkout, the compiled .js in dist/. */
@@ -27,6 +29,9 @@ interface Pending {
   resolve: (ok: boolean) => void;
   reject: (e: Error) => void;
 }
+
+/** What a worker sends: once `ready` when its module has loaded, then one answer per request. */
+type WorkerMessage = { ready: true } | { id: number; results: Uint8Array };
 
 interface Item {
   sig: Uint8Array;
@@ -38,14 +43,19 @@ interface Item {
 interface Slot {
   worker: Worker;
   outstanding: number;
-  /** False for a worker added under load until its thread runs: work sent earlier would wait. */
+  /** False for a worker added under load until it is ready: work sent earlier would wait. */
   online: boolean;
+  /** Its module has loaded (it said so): from then on a death is a crash, not a failure to start. */
+  ran: boolean;
 }
 
 export class VerifyPool {
   private readonly threads: number;
   private readonly initialThreads: number;
   private readonly maxBatch: number;
+  private readonly workerFile: URL;
+  /** A worker died before its thread ever ran: starting more would fail alike, so none are. */
+  private cannotStart = false;
   private readonly slots: Slot[] = [];
   private readonly inflight = new Map<number, { slot: Slot; items: Item[] }>();
   private queue: Item[] = [];
@@ -57,6 +67,7 @@ export class VerifyPool {
     this.threads = opts.threads ?? Math.min(2, availableParallelism());
     this.initialThreads = Math.min(this.threads, opts.initialThreads ?? 1);
     this.maxBatch = opts.maxBatch ?? 512;
+    this.workerFile = opts.workerFile ?? new URL(WORKER_FILE, import.meta.url);
   }
 
   start(): void {
@@ -65,14 +76,18 @@ export class VerifyPool {
   }
 
   private addWorker(online: boolean): void {
-    const worker = new Worker(new URL(WORKER_FILE, import.meta.url));
+    const worker = new Worker(this.workerFile);
     worker.unref();
-    const slot: Slot = { worker, outstanding: 0, online };
-    worker.on('message', (m: { id: number; results: Uint8Array }) => this.onResult(m));
+    const slot: Slot = { worker, outstanding: 0, online, ran: false };
+    worker.on('message', (m: WorkerMessage) => {
+      if ('ready' in m) {
+        slot.ran = true;
+        slot.online = true;
+      } else this.onResult(m);
+    });
     // A worker that dies (an error, or its thread exiting before stop) takes no request with it.
     worker.on('error', () => this.workerLost(slot));
     worker.on('exit', () => this.workerLost(slot));
-    if (!online) worker.once('online', () => (slot.online = true));
     this.slots.push(slot);
   }
 
@@ -94,9 +109,9 @@ export class VerifyPool {
     return this.slots.map((s) => s.outstanding);
   }
 
-  /** Workers whose threads are running. */
+  /** Workers that are ready (their module has loaded). */
   onlineWorkers(): number {
-    return this.slots.filter((s) => s.online).length;
+    return this.slots.filter((s) => s.ran).length;
   }
 
   verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Promise<boolean> {
@@ -120,8 +135,8 @@ export class VerifyPool {
     // A burst (under load, requests arrive in waves, one per commit) is what another worker is
     // for: it starts now and takes its share of later bursts once its thread runs. So does any
     // request once every worker has died.
-    if ((this.queue.length > 1 || this.slots.length === 0) && this.slots.length < this.threads)
-      this.addWorker(false);
+    const wanted = this.queue.length > 1 || this.slots.length === 0;
+    if (wanted && this.slots.length < this.threads && !this.cannotStart) this.addWorker(false);
     // A burst is spread over the running workers (not sent whole to one), so its last signature is
     // checked after 1/workers of the time.
     const ready = this.slots.filter((s) => s.online);
@@ -166,6 +181,7 @@ export class VerifyPool {
     const i = this.slots.indexOf(slot);
     if (i < 0) return; // stopped, or already handled (an error is followed by an exit)
     this.slots.splice(i, 1);
+    if (!slot.ran) this.cannotStart = true;
     void slot.worker.terminate();
     for (const [id, entry] of this.inflight) {
       if (entry.slot !== slot) continue;

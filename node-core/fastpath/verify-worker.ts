@@ -29,3 +29,5 @@ parentPort?.on('message', (req: VerifyRequest) => {
   const results = verifyPacked(req.count, req.data);
   parentPort!.postMessage({ id: req.id, results }, [results.buffer as ArrayBuffer]);
 });
+// Tells the pool this module has loaded: a worker that dies before saying so could not start.
+parentPort?.postMessage({ ready: true });

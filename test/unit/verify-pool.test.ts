@@ -4,6 +4,15 @@ import { VerifyPool } from '../../node-core/fastpath/verify-pool.ts';
 import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 
+/** Polls until `cond` holds (a worker thread takes a few tens of ms to start); fails after 10 s. */
+async function waitFor(cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the verify workers');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** The signature-verification pool (real worker threads): same verdicts as node:crypto inline. */
 describe('VerifyPool', () => {
   let pool: VerifyPool | undefined;
@@ -53,9 +62,7 @@ describe('VerifyPool', () => {
     await new Promise((r) => setImmediate(r));
     expect(pool.workload()).toEqual([60, 0]);
     await Promise.all(first);
-    const deadline = Date.now() + 10_000;
-    while (pool.onlineWorkers() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    expect(pool.onlineWorkers()).toBe(2);
+    await waitFor(() => pool!.onlineWorkers() === 2);
     const second = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
     await new Promise((r) => setImmediate(r));
     expect(pool.workload()).toEqual([30, 30]);
@@ -65,6 +72,7 @@ describe('VerifyPool', () => {
   it('loses no request when a worker thread dies (the worker is terminated from outside)', async () => {
     pool = new VerifyPool({ threads: 1 });
     pool.start();
+    await waitFor(() => pool!.onlineWorkers() === 1);
     const pending = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
     await new Promise((r) => setImmediate(r));
     expect(pool.workload()).toEqual([60]);
@@ -77,12 +85,27 @@ describe('VerifyPool', () => {
     // Later requests are still answered, and a new worker takes over.
     expect(await pool.verify(cases[1]!.sig, cases[1]!.msg, pub)).toBe(true);
     expect(await pool.verify(cases[3]!.sig, cases[3]!.msg, pub)).toBe(false);
-    const deadline = Date.now() + 10_000;
-    while (pool.onlineWorkers() < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => pool!.onlineWorkers() === 1);
     const again = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
     await new Promise((r) => setImmediate(r));
     expect(pool.workload()[0]).toBeGreaterThan(0);
     expect(await Promise.all(again)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+  });
+
+  it('verifies inline, without spawning again and again, when its worker cannot start', async () => {
+    pool = new VerifyPool({ threads: 2, workerFile: new URL('./no-such-verify-worker.js', import.meta.url) });
+    pool.start();
+    for (let round = 0; round < 5; round++) {
+      const got = await Promise.all(cases.map((c) => pool!.verify(c.sig, c.msg, pub)));
+      expect(got).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(pool.onlineWorkers()).toBe(0);
+    // Another burst starts no new worker: it is verified inline at once.
+    const last = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload()).toEqual([]);
+    expect(await Promise.all(last)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
   });
 
   it('answers false at once for a signature or key of the wrong length', async () => {
