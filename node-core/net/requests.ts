@@ -1,5 +1,6 @@
 import type { Connection, Stream } from '@libp2p/interface';
 import type { Logger } from 'pino';
+import { concatBytes } from '../protocol/hex.ts';
 import { type JsonPath, parseJson, stringifyJson } from '../protocol/json.ts';
 import type { BucketRate } from '../token-bucket.ts';
 import { NetError } from './errors.ts';
@@ -83,13 +84,7 @@ async function readAll(stream: Stream, limit: number): Promise<Uint8Array | unde
     if (size > limit) return undefined;
     parts.push(part);
   }
-  const out = new Uint8Array(size);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
+  return concatBytes(...parts);
 }
 
 /**

@@ -52,6 +52,18 @@ async function stageRival(...args: Parameters<typeof rival>): Promise<Block> {
   return b;
 }
 
+/** The fields of a sibling to `send` at its position: twice the amount, to `to`. */
+function doubleSend(send: Block, to: string): Omit<Block, 'account' | 'timestamp'> {
+  return {
+    previous: send.previous,
+    type: 'send',
+    asset: 'XE',
+    destination: to,
+    amount: 2n * XE,
+    balance: send.balance - XE,
+  };
+}
+
 /**
  * Delegates 30M of the 42M XE to another representative (by default one that never votes): the
  * node's own 29 % finalizes nothing alone.
@@ -323,14 +335,7 @@ describe('conflicts', () => {
     const sibling = await stageRival(
       kit,
       treasury,
-      {
-        previous: send.previous,
-        type: 'send',
-        asset: 'XE',
-        destination: y.address,
-        amount: 2n * XE,
-        balance: send.balance - XE,
-      },
+      doubleSend(send, y.address),
       (h) => h < send.hash!,
       send.timestamp + 1n,
     );
@@ -372,14 +377,7 @@ describe('conflicts', () => {
     const sibling = rival(
       kit,
       treasury,
-      {
-        previous: send.previous,
-        type: 'send',
-        asset: 'XE',
-        destination: y.address,
-        amount: 2n * XE,
-        balance: send.balance - XE,
-      },
+      doubleSend(send, y.address),
       (h) => h < send.hash!,
       send.timestamp + 1n,
     );

@@ -64,6 +64,19 @@ async function claimSeenByBoth(p: Pair): Promise<{ hash: string; account: string
   return { hash: claim.hash!, account: claim.account };
 }
 
+/**
+ * With B's clock skewed (it ignores A's votes), a claim that A finalizes by its fallback while B
+ * does not; B's clock is still skewed when this resolves.
+ */
+async function finalOnAOnly(p: Pair): Promise<{ hash: string; account: string }> {
+  p.skewB(true);
+  const x = await claimSeenByBoth(p);
+  await waitFor(() => finalizedOn(p.a, x.hash), 8_000, 'fallback finality on A');
+  await new Promise((r) => setTimeout(r, 500));
+  expect(await finalizedOn(p.b, x.hash)).toBe(false);
+  return x;
+}
+
 describe('re-affirmed votes (C-08)', () => {
   it("a position both nodes missed each other's votes on finalizes once clocks agree, by re-affirmed votes with fresh timestamps", async () => {
     // No fallback within the test and no vote pulls: only re-affirmed votes can finish this.
@@ -107,11 +120,7 @@ describe('re-affirmed votes (C-08)', () => {
       { consensusTiming: { reaffirmMs: 300, fallbackMs: HOUR_MS }, electionPull: { intervalMs: HOUR_MS } },
     );
     try {
-      p.skewB(true);
-      const x = await claimSeenByBoth(p);
-      await waitFor(() => finalizedOn(p.a, x.hash), 8_000, 'fallback finality on A');
-      await new Promise((r) => setTimeout(r, 500));
-      expect(await finalizedOn(p.b, x.hash)).toBe(false);
+      const x = await finalOnAOnly(p);
       const answered = p.a.node.consensus.stats.laggards_answered;
       p.skewB(false);
       await waitFor(() => finalizedOn(p.b, x.hash), 5_000, 'laggard finality on B');
@@ -159,11 +168,7 @@ describe('vote_request (C-14)', () => {
       { consensusTiming: { reaffirmMs: HOUR_MS, fallbackMs: 1000 }, electionPull: { intervalMs: 300 } },
     );
     try {
-      p.skewB(true);
-      const x = await claimSeenByBoth(p);
-      await waitFor(() => finalizedOn(p.a, x.hash), 8_000, 'fallback finality on A');
-      await new Promise((r) => setTimeout(r, 500));
-      expect(await finalizedOn(p.b, x.hash)).toBe(false);
+      const x = await finalOnAOnly(p);
       p.skewB(false);
       await waitFor(() => finalizedOn(p.b, x.hash), 5_000, 'finality on B from pulled votes');
       expect(p.b.node.electionPuller!.stats.votes_pulled).toBeGreaterThan(0);
