@@ -1,0 +1,62 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
+import { driveIngest } from './ingest-client.ts';
+import { fmtRate, ratio } from './measure.ts';
+
+/**
+ * The ingest ceiling of this machine: the same pre-built blocks and the same clients against the
+ * leanest servers made of the node's required parts (see ingest-ceiling-server.ts). They do a
+ * fraction of a node's work, so their rates bound what any node design can reach here; printed next
+ * to the node's own rate, they show how much of the gap to the target is the node's and how much is
+ * the machine's.
+ */
+const MODES = [
+  ['verify', 'fastify + JSON + Ed25519 on 2 worker threads, nothing stored'],
+  ['append', '  + fdatasync-ed journal append per group, overlapped with verify'],
+  ['lmdb', '  + durable LMDB commit of 3 writes per block instead of the journal'],
+] as const;
+
+const SERVER = fileURLToPath(new URL('./ingest-ceiling-server.ts', import.meta.url));
+
+async function runServer(mode: string, dir: string, streams: string[][]): Promise<number> {
+  const workDir = join(dir, `ceiling-${mode}`);
+  mkdirSync(workDir, { recursive: true });
+  const proc = spawn(process.execPath, [SERVER, mode, workDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      proc.once('exit', (code) => reject(new Error(`ceiling server (${mode}) exited with ${code}`)));
+      proc.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
+    });
+    const run = await driveIngest(url, streams);
+    if (run.failed > 0)
+      throw new Error(`ceiling server (${mode}): ${run.failed} failed, first: ${run.firstError}`);
+    return run.rate;
+  } finally {
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
+    await exited;
+  }
+}
+
+export async function measureIngestCeiling(
+  log: (l: string) => void,
+  dir: string,
+  streams: string[][],
+  verifyRate: number,
+  nodeRate: number,
+): Promise<Record<string, number>> {
+  log(`ingest ceiling here: the same ${streams.length} clients and blocks against servers doing only:`);
+  const out: Record<string, number> = {};
+  for (const [mode, what] of MODES) {
+    const rate = await runServer(mode, dir, streams);
+    log(`  ${what}: ${fmtRate(rate)} (${ratio(rate, verifyRate)})`);
+    out[`ingest_ceiling_${mode}_ratio`] = rate / verifyRate;
+  }
+  log(
+    `ingest: the node reaches ${((nodeRate / (out.ingest_ceiling_lmdb_ratio! * verifyRate)) * 100).toFixed(0)} %` +
+      ` of the LMDB ceiling`,
+  );
+  return out;
+}
