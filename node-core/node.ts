@@ -25,7 +25,7 @@ import { LedgerError } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 // The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
 // good part of a second to load, which a node without peers should not pay at start-up.
-import type { Directory } from './net/directory.ts';
+import { Directory } from './net/directory.ts';
 import type { ElectionPuller, ElectionPullOptions } from './net/election-pull.ts';
 import type { P2PHost, Verdict } from './net/host.ts';
 import type { MessengerLimitOptions } from './net/request-limits.ts';
@@ -163,8 +163,11 @@ export class LedgerNode {
   p2p: P2PHost | undefined;
   syncer: Syncer | undefined;
   electionPuller: ElectionPuller | undefined;
-  /** Which node serves which account (representatives included), learned from gossip. */
-  directory: Directory | undefined;
+  /**
+   * Which node serves which account (representatives included): registrations posted to the API
+   * and, with peer-to-peer networking, learned from gossip.
+   */
+  directory!: Directory;
   selfRegistration: SelfRegistration | undefined;
   /** Blocks that arrived by gossip: they are relayed by gossip itself, not published again. */
   private readonly fromGossip = new Set<string>();
@@ -244,6 +247,8 @@ export class LedgerNode {
       });
       this.consensus.start(this.ledger.unfinalizedAccounts());
       this.setupAdminToken();
+      this.directory = new Directory({ now: this.now, verify: verifyBytesNode });
+      this.directory.start();
       if (this.opts.p2p !== false) await this.startP2P();
       await this.listen();
     } catch (e) {
@@ -435,7 +440,6 @@ export class LedgerNode {
       { Syncer },
       { NETCHECK_VERSION, NODE_FEATURES },
       { ElectionPuller },
-      { Directory },
       { SelfRegistration },
     ] = await Promise.all([
       import('./net/host.ts'),
@@ -443,12 +447,9 @@ export class LedgerNode {
       import('./net/sync.ts'),
       import('./net/netcheck.ts'),
       import('./net/election-pull.ts'),
-      import('./net/directory.ts'),
       import('./net/self-registration.ts'),
     ]);
-    const directory = new Directory({ now: this.now, verify: verifyBytesNode });
-    this.directory = directory;
-    directory.start();
+    const directory = this.directory;
     const host = this.opts.p2pBind ?? '0.0.0.0';
     const port = this.opts.p2pPort ?? 7075;
     const family = host.includes(':') ? 'ip6' : 'ip4';

@@ -17,6 +17,9 @@ const MAX_REGISTRATION_BYTES = 1024;
 
 export type RegistrationVerdict = 'accept' | 'reject' | 'ignore';
 
+/** What became of a registration submitted over HTTP. */
+export type RegistrationOutcome = 'stored' | 'stale' | 'expired' | 'future' | 'bad_signature' | 'full';
+
 export interface DirectoryOptions {
   now: () => bigint;
   verify?: Verifier;
@@ -33,6 +36,20 @@ export interface DirectoryEntry extends Registration {
 
 const KEYS = ['account', 'pub_key', 'node_peer', 'timestamp', 'signature'];
 
+/** A libp2p peer id as text: base58btc, as long as the key types in use make it. */
+export const PEER_ID_PATTERN = /^[1-9A-HJ-NP-Za-km-z]{16,128}$/;
+
+/** The wire form (gossip and HTTP): the reference writes the key twice, as account and pub_key. */
+export function registrationJson(r: Registration): Record<string, unknown> {
+  return {
+    account: r.account,
+    pub_key: r.account,
+    node_peer: r.node_peer,
+    timestamp: r.timestamp,
+    signature: r.signature,
+  };
+}
+
 /** A registration from JSON (the raw gossip payload); undefined when malformed (strict). */
 export function registrationFromJson(o: unknown): Registration | undefined {
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return undefined;
@@ -41,8 +58,7 @@ export function registrationFromJson(o: unknown): Registration | undefined {
   if (!isHex(r.account, 32) || !isHex(r.signature, 64)) return undefined;
   // The reference writes the key twice; when both are present they must agree.
   if (r.pub_key !== undefined && r.pub_key !== r.account) return undefined;
-  if (typeof r.node_peer !== 'string' || !/^[1-9A-HJ-NP-Za-km-z]{16,128}$/.test(r.node_peer))
-    return undefined;
+  if (typeof r.node_peer !== 'string' || !PEER_ID_PATTERN.test(r.node_peer)) return undefined;
   try {
     return {
       account: r.account,
@@ -56,7 +72,7 @@ export function registrationFromJson(o: unknown): Registration | undefined {
 }
 
 export function encodeRegistration(r: Registration): Uint8Array {
-  return new TextEncoder().encode(stringifyJson({ ...r, pub_key: r.account }));
+  return new TextEncoder().encode(stringifyJson(registrationJson(r)));
 }
 
 export function decodeRegistration(bytes: Uint8Array): Registration | undefined {
@@ -95,23 +111,53 @@ export class Directory {
   }
 
   /**
-   * Offers a registration: 'reject' when its signature fails (the sender is penalised), 'ignore'
-   * when it is expired, too far ahead, or not newer than the stored one, 'accept' when stored.
-   * Cheap checks come before the signature.
+   * Offers a registration from gossip: 'reject' when its signature fails (the sender is penalised),
+   * 'ignore' when it is expired, too far ahead, not newer than the stored one, or finds the
+   * directory full; 'accept' when stored. Cheap checks come before the signature.
    */
   offer(r: Registration): RegistrationVerdict {
-    const now = this.now();
-    if (r.timestamp > now + MAX_FUTURE_NS || r.timestamp <= now - DIRECTORY_TTL_NS) return 'ignore';
-    const address = addressFromPublicKey(r.account);
-    const held = this.entries.get(address);
-    if (held && held.timestamp >= r.timestamp) return 'ignore';
+    const early = this.timing(r) ?? (this.isStale(r) ? 'stale' : undefined);
+    if (early !== undefined) return 'ignore';
     if (!verifyRegistration(r, this.verify)) return 'reject';
-    if (!held && this.entries.size >= this.maxEntries) {
+    return this.store(r) === 'stored' ? 'accept' : 'ignore';
+  }
+
+  /**
+   * Registers an entry submitted over HTTP (`POST /directory/register`), saying what became of it.
+   * The signature is checked before the staleness, so a client learns that its signature is wrong
+   * even when the directory would have ignored the registration anyway.
+   */
+  register(r: Registration): RegistrationOutcome {
+    const timing = this.timing(r);
+    if (timing !== undefined) return timing;
+    if (!verifyRegistration(r, this.verify)) return 'bad_signature';
+    if (this.isStale(r)) return 'stale';
+    return this.store(r);
+  }
+
+  /** 'future' or 'expired' when the timestamp is outside what the directory keeps. */
+  private timing(r: Registration): 'future' | 'expired' | undefined {
+    const now = this.now();
+    if (r.timestamp > now + MAX_FUTURE_NS) return 'future';
+    if (r.timestamp <= now - DIRECTORY_TTL_NS) return 'expired';
+    return undefined;
+  }
+
+  /** Not newer than the entry held for the same account. */
+  private isStale(r: Registration): boolean {
+    const held = this.entries.get(addressFromPublicKey(r.account));
+    return held !== undefined && held.timestamp >= r.timestamp;
+  }
+
+  /** Stores a checked registration, unless the directory is full of live entries. */
+  private store(r: Registration): 'stored' | 'full' {
+    const address = addressFromPublicKey(r.account);
+    if (!this.entries.has(address) && this.entries.size >= this.maxEntries) {
       this.prune();
-      if (this.entries.size >= this.maxEntries) return 'ignore';
+      if (this.entries.size >= this.maxEntries) return 'full';
     }
     this.entries.set(address, { ...r, address });
-    return 'accept';
+    return 'stored';
   }
 
   /** The live entry of an account, by address or public key. */

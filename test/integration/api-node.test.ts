@@ -71,6 +71,9 @@ describe('HTTP API: node, network, accounts and pending', () => {
     'GET /statechain/kv/{key}',
     'GET /statechain/keyset',
     'POST /statechain/blocks',
+    'GET /directory',
+    'GET /directory/{account}',
+    'POST /directory/register',
   ];
 
   it('GET / lists every route with its method and a description, pretty-printed', async () => {

@@ -2,13 +2,14 @@ import type { LedgerNode } from '../../node.ts';
 import { defineRoutes, type RouteDef } from '../route-table.ts';
 import { accountRoutes } from './accounts.ts';
 import { blockRoutes } from './blocks.ts';
+import { directoryRoutes } from './directory.ts';
 import { leaseRoutes } from './leases.ts';
 import { networkRoutes } from './network.ts';
 import { statechainRoutes } from './statechain.ts';
 
 /**
  * The node's route table, in manifest order: node and network, accounts, pending and frontiers,
- * blocks, conflicts and delegation, lease requests, state chain. One table drives routes, manifest and OpenAPI.
+ * blocks, conflicts and delegation, lease requests, state chain, directory. One table drives routes, manifest and OpenAPI.
  */
 export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
   const net = networkRoutes(node);
@@ -21,5 +22,6 @@ export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
     pick('GET /conflicts', 'GET /delegation', 'GET /conflicts/:account'),
     leaseRoutes(node),
     statechainRoutes(node),
+    directoryRoutes(node),
   );
 }
