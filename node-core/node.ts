@@ -23,9 +23,9 @@ import {
 } from './genesis/genesis.ts';
 import { LedgerError } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
+import { Directory } from './net/directory.ts';
 // The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
 // good part of a second to load, which a node without peers should not pay at start-up.
-import { Directory } from './net/directory.ts';
 import type { ElectionPuller, ElectionPullOptions } from './net/election-pull.ts';
 import type { P2PHost, Verdict } from './net/host.ts';
 import type { MessengerLimitOptions } from './net/request-limits.ts';

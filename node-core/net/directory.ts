@@ -116,8 +116,7 @@ export class Directory {
    * directory full; 'accept' when stored. Cheap checks come before the signature.
    */
   offer(r: Registration): RegistrationVerdict {
-    const early = this.timing(r) ?? (this.isStale(r) ? 'stale' : undefined);
-    if (early !== undefined) return 'ignore';
+    if (this.timing(r) !== undefined || this.isStale(r)) return 'ignore';
     if (!verifyRegistration(r, this.verify)) return 'reject';
     return this.store(r) === 'stored' ? 'accept' : 'ignore';
   }

@@ -66,6 +66,33 @@ describe('Directory', () => {
     expect(d.list()).toEqual([]);
   });
 
+  it('says what became of a registration posted over HTTP, the signature checked before staleness', () => {
+    const d = dir();
+    expect(d.register(reg(T0 + MAX_FUTURE_NS + 1n))).toBe('future');
+    expect(d.register(reg(T0 - DIRECTORY_TTL_NS))).toBe('expired');
+    expect(d.register(reg(T0 - 10n))).toBe('stored');
+    expect(d.register(reg(T0 - 10n))).toBe('stale');
+    // A forged copy of an older registration: gossip ignores it unverified, HTTP says it is forged.
+    const forged = { ...reg(T0 - 20n), signature: 'ab'.repeat(64) };
+    expect(d.offer(forged)).toBe('ignore');
+    expect(d.register(forged)).toBe('bad_signature');
+    expect(d.lookup(key.address)?.timestamp).toBe(T0 - 10n);
+  });
+
+  it('refuses a new account when full of live entries, but still takes a newer one for a held account', () => {
+    const d = new Directory({ now: () => T0, maxEntries: 1 });
+    expect(d.register(reg(T0 - 10n))).toBe('stored');
+    const otherSeed = new Uint8Array(32).fill(3);
+    const other = signRegistration(
+      { account: keyPairFromSeed(otherSeed).pub_key, node_peer: PEER, timestamp: T0 },
+      otherSeed,
+    );
+    expect(d.register(other)).toBe('full');
+    expect(d.offer(other)).toBe('ignore');
+    expect(d.register(reg(T0 - 5n))).toBe('stored');
+    expect(d.list().map((e) => e.account)).toEqual([key.pub_key]);
+  });
+
   it('hides and prunes entries 30 minutes after their timestamp', () => {
     let now = T0;
     const d = new Directory({ now: () => now });

@@ -63,18 +63,18 @@ function registrationOf(body: unknown): Registration {
   return { account, node_peer: b.node_peer, timestamp, signature };
 }
 
-const MINUTES = (ns: bigint) => ns / 60_000_000_000n;
+const minutes = (ns: bigint) => ns / 60_000_000_000n;
 
 /** The answer to each outcome: stored and stale ones succeed (a stale one is silently ignored). */
 const REFUSALS: Partial<Record<RegistrationOutcome, () => ApiError>> = {
   bad_signature: () => ApiError.badRequest('invalid signature'),
   expired: () =>
     ApiError.badRequest(
-      `registration expired: timestamp is more than ${MINUTES(DIRECTORY_TTL_NS)} minutes old`,
+      `registration expired: timestamp is more than ${minutes(DIRECTORY_TTL_NS)} minutes old`,
     ),
   // The reference keeps such entries for ever (H-08); this node refuses them.
   future: () =>
-    ApiError.badRequest(`timestamp is more than ${MINUTES(MAX_FUTURE_NS)} minutes ahead of the node clock`),
+    ApiError.badRequest(`timestamp is more than ${minutes(MAX_FUTURE_NS)} minutes ahead of the node clock`),
   full: () => ApiError.unavailable('the directory is full; retry later'),
 };
 

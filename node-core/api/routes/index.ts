@@ -9,7 +9,8 @@ import { statechainRoutes } from './statechain.ts';
 
 /**
  * The node's route table, in manifest order: node and network, accounts, pending and frontiers,
- * blocks, conflicts and delegation, lease requests, state chain, directory. One table drives routes, manifest and OpenAPI.
+ * blocks, conflicts and delegation, lease requests, state chain, directory. One table drives
+ * routes, manifest and OpenAPI.
  */
 export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
   const net = networkRoutes(node);
