@@ -43,3 +43,16 @@ export function secondsToToken(bucket: Bucket, rate: BucketRate): number {
 export function isFull(bucket: Bucket, rate: BucketRate): boolean {
   return bucket.tokens >= rate.burst;
 }
+
+/** Refills every bucket of `buckets` to `now` and drops the full ones; returns how many it dropped. */
+export function dropFull<K>(buckets: Map<K, Bucket>, rate: BucketRate, now: number): number {
+  let dropped = 0;
+  for (const [key, bucket] of buckets) {
+    refill(bucket, rate, now);
+    if (isFull(bucket, rate)) {
+      buckets.delete(key);
+      dropped += 1;
+    }
+  }
+  return dropped;
+}

@@ -46,6 +46,7 @@ const RECENT_FINAL_MS = 1_000;
 const MAX_RECENT_FINALS = 10_000;
 /** A winner whose promotion failed deterministically is passed over this long (2.3 point 5). */
 const QUARANTINE_MS = 30_000;
+const MAX_QUARANTINED = 50_000;
 
 /**
  * Timings of the liveness loops (reference-behavior.md 2.3 points 3 and 7); injectable so tests can
@@ -630,7 +631,7 @@ export class Consensus {
         // A winner that cannot be promoted for a deterministic reason is passed over for a while,
         // so the election can settle on the next candidate instead of retrying it for ever (C-12).
         if (err instanceof LedgerError && !err.retryable) {
-          if (this.quarantine.size >= MAX_ANSWERED_POSITIONS) this.quarantine.clear();
+          if (this.quarantine.size >= MAX_QUARANTINED) this.quarantine.clear();
           this.quarantine.set(hash, Date.now() + QUARANTINE_MS);
           this.substituted.add(`${account}:${height}`);
           this.onError(new Error(`winner ${hash} could not be promoted (${err.reason}); substituting`));

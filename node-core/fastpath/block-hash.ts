@@ -24,8 +24,13 @@ function networkIdBytes(id: string): Uint8Array {
   return b;
 }
 
-/** A block's hash with its canonical bytes, which the ledger stores (encoded once, used twice). */
-export function hashBlockNode(block: Block, networkId: string): { hash: Uint8Array; canonical: Uint8Array } {
+/** A block's hash bytes with its canonical encoding, which the ledger stores (encoded once, used twice). */
+export interface HashedBlock {
+  hash: Uint8Array;
+  canonical: Uint8Array;
+}
+
+export function hashBlockNode(block: Block, networkId: string): HashedBlock {
   const id = block.type === 'genesis' ? '' : networkId;
   if (id === '' && block.type !== 'genesis') {
     throw new ProtocolError('ERR_NETWORK_ID', 'a network id is required to hash a non-genesis block');

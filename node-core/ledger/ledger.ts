@@ -1,5 +1,5 @@
 import { type Block, encodeCanonical, ZERO_HASH } from '../protocol/block.ts';
-import { hashBlockNode } from '../fastpath/block-hash.ts';
+import { type HashedBlock, hashBlockNode } from '../fastpath/block-hash.ts';
 import { bytesToHex, hexToBytes } from '../protocol/hex.ts';
 import { U64_MAX } from '../protocol/int.ts';
 import { addressFromPublicKey, type Keyset, multisigAddress, type Verifier } from '../protocol/keys.ts';
@@ -1329,9 +1329,6 @@ interface WriteContext {
   /** Stored weights when the group began (read on first use). */
   baseReps?: Map<string, bigint>;
 }
-
-/** A block's hash bytes and canonical encoding, computed once at the stateless checks. */
-type HashedBlock = { hash: Uint8Array; canonical: Uint8Array };
 
 type WriteOp =
   | {

@@ -58,11 +58,13 @@ export interface P2PHandlers {
   onRegistration?(registration: Registration, from: string): Verdict;
   /** A peer passed netcheck (a new connection to a compatible node). */
   onPeer?(peer: string): void;
-  /** Answers a request/response message (protocol REQUEST_PROTOCOL); undefined = unknown type. */
+  /**
+   * Answers a request/response message (requests.ts: the messenger or sync protocol, one JSON
+   * request `{type, payload}`, one JSON answer `{type, error?, payload}`); undefined = unknown type.
+   */
   onRequest?(type: string, payload: unknown, from: string, channel: RequestChannel): Promise<unknown>;
 }
 
-/** Request/response messages: one JSON request `{type, payload}`, one JSON answer `{type, error?, payload}`. */
 export interface P2POptions {
   privateKey: PrivateKey;
   /** Multiaddrs to listen on, e.g. /ip4/127.0.0.1/tcp/7075 */

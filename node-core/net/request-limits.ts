@@ -1,4 +1,4 @@
-import { type Bucket, type BucketRate, fullBucket, isFull, isValidRate, refill } from '../token-bucket.ts';
+import { type Bucket, type BucketRate, dropFull, fullBucket, isValidRate, refill } from '../token-bucket.ts';
 import { NetError } from './errors.ts';
 
 /**
@@ -101,15 +101,7 @@ export class RequestLimiter {
   /** Drops the buckets that have refilled: a full bucket is the same as none. Returns how many. */
   sweep(now: number = this.now()): number {
     this.nextSweepAt = now + this.sweepIntervalMs;
-    let dropped = 0;
-    for (const [peer, bucket] of this.peers) {
-      refill(bucket, this.perPeer, now);
-      if (isFull(bucket, this.perPeer)) {
-        this.peers.delete(peer);
-        dropped += 1;
-      }
-    }
-    return dropped;
+    return dropFull(this.peers, this.perPeer, now);
   }
 }
 

@@ -1,4 +1,4 @@
-import { type Bucket, type BucketRate, fullBucket, isFull, isValidRate, refill } from '../token-bucket.ts';
+import { type Bucket, type BucketRate, dropFull, fullBucket, isValidRate, refill } from '../token-bucket.ts';
 import { NetError } from './errors.ts';
 import { DEFAULT_SWEEP_MS } from './request-limits.ts';
 
@@ -63,9 +63,6 @@ export class RequestPacer {
 
   private sweep(now: number): void {
     this.nextSweepAt = now + this.sweepIntervalMs;
-    for (const [peer, bucket] of this.peers) {
-      refill(bucket, this.rate, now);
-      if (isFull(bucket, this.rate)) this.peers.delete(peer);
-    }
+    dropFull(this.peers, this.rate, now);
   }
 }

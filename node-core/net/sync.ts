@@ -152,7 +152,7 @@ export class Syncer {
         peer,
         'statechain',
         { from, limit: 100 },
-        { raw: isStateValue, channel: 'sync' },
+        { ...SYNC, raw: isStateValue },
       );
       if (!page.blocks.length) break;
       for (const raw of page.blocks) {

@@ -37,6 +37,12 @@ export function page(q: Page | undefined): { offset: number; limit: number } {
   return { offset: q?.offset ?? 0, limit: Math.min(q?.limit ?? DEFAULT_LIMIT, MAX_LIMIT) };
 }
 
+/** The page `q` asks for of a list held in memory. */
+export function paged<T>(items: readonly T[], q: Page | undefined): T[] {
+  const { offset, limit } = page(q);
+  return items.slice(offset, offset + limit);
+}
+
 export const errorSchema: JsonSchema = {
   type: 'object',
   properties: { error: { type: 'string' }, retryable: { type: 'boolean' } },

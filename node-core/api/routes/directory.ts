@@ -12,7 +12,7 @@ import {
 } from '../../net/directory.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
-import { errorSchema, hex64, page, pageQuery } from './common.ts';
+import { errorSchema, hex64, paged, pageQuery } from './common.ts';
 
 /**
  * The contract's Directory table: which node serves an account, as signed registrations that live
@@ -87,11 +87,7 @@ export function directoryRoutes(node: LedgerNode): RouteDef[] {
       auth: 'none',
       schema: { querystring: pageQuery, response: { 200: { type: 'array', items: entrySchema } } },
       async handler(req) {
-        const { offset, limit } = page(req.query);
-        return node.directory
-          .list()
-          .slice(offset, offset + limit)
-          .map(registrationJson);
+        return paged(node.directory.list(), req.query).map(registrationJson);
       },
     }),
     defineRoute<{ params: { account: string } }>({

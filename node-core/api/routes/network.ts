@@ -8,7 +8,7 @@ import { NETCHECK_VERSION, NODE_FEATURES } from '../../net/netcheck.ts';
 import { type Capabilities, repReadiness } from '../../net/rep-readiness.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type RouteDef } from '../route-table.ts';
-import { addressParams, balanceMap, hex64, lower, page, type Page, pageQuery } from './common.ts';
+import { addressParams, balanceMap, hex64, lower, page, type Page, paged, pageQuery } from './common.ts';
 
 /** The contract's Node and network table (node form). */
 
@@ -391,11 +391,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       auth: 'none',
       schema: { querystring: pageQuery },
       async handler(req) {
-        const { offset, limit } = page(req.query);
-        return node.ledger
-          .listConflicts()
-          .slice(offset, offset + limit)
-          .map(conflictJson);
+        return paged(node.ledger.listConflicts(), req.query).map(conflictJson);
       },
     }),
     defineRoute<{ params: { account: string } }>({
