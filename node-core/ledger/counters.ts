@@ -1,4 +1,6 @@
+import { U64_MAX } from '../protocol/int.ts';
 import type { Store } from '../store/store.ts';
+import { LedgerError } from './errors.ts';
 
 /**
  * Running totals kept in one store record and updated inside each block's transaction, so they are
@@ -15,6 +17,16 @@ export interface AssetSupply {
   stake_forfeited: bigint;
 }
 
+export type SupplyAsset = 'XE' | 'XUSD';
+export type SupplyTerm = keyof AssetSupply;
+
+/** One change of one supply term, as a block's effects state it (checked before it is applied). */
+export interface SupplyDelta {
+  asset: SupplyAsset;
+  term: SupplyTerm;
+  amount: bigint;
+}
+
 export interface Counters {
   blocks: number;
   /** Next block sequence number (blocks undone by a conflict leave gaps: it never goes back). */
@@ -25,7 +37,9 @@ export interface Counters {
 }
 
 const KEY = 'counters';
-const TERMS: (keyof AssetSupply)[] = [
+const U32_MAX = 0xffff_ffff;
+const CREATION_TERMS: readonly SupplyTerm[] = ['genesis', 'faucet', 'minted', 'emitted'];
+const TERMS: SupplyTerm[] = [
   'genesis',
   'faucet',
   'minted',
@@ -61,7 +75,7 @@ export function emptyCounters(): Counters {
  * Binary form: three u32 counts, the supply terms of XE and XUSD as u64s in TERMS order, then the
  * next sequence number as u32 (absent in older records: it then equals the block count).
  */
-function decode(bytes: Uint8Array | undefined): Counters {
+export function decodeCounters(bytes: Uint8Array | undefined): Counters {
   const c = emptyCounters();
   if (bytes === undefined) return c;
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -79,7 +93,39 @@ function decode(bytes: Uint8Array | undefined): Counters {
   return c;
 }
 
-function encode(c: Counters): Uint8Array {
+/**
+ * Adds `delta` to its term, refusing (a deterministic 400) any block after which that term or the
+ * asset's total ever created would exceed 2^64-1. Bounding the created total bounds every other
+ * figure of the supply identity too (balances, pending and destroyed amounts never exceed it), so no
+ * client that reads them as u64 can see them wrap. A decrease (undoing a block) must not go below 0.
+ */
+export function addSupply(c: Counters, delta: SupplyDelta): void {
+  const s = c.supply[delta.asset];
+  const term = s[delta.term] + delta.amount;
+  if (term < 0n) throw new RangeError(`supply term ${delta.asset}.${delta.term} would go below 0`);
+  const created = CREATION_TERMS.reduce((sum, t) => sum + (t === delta.term ? term : s[t]), 0n);
+  if (term > U64_MAX || created > U64_MAX) {
+    throw new LedgerError(
+      'overflow',
+      `${delta.asset} supply would exceed 2^64-1 (${delta.term} ${s[delta.term]} + ${delta.amount})`,
+    );
+  }
+  s[delta.term] = term;
+}
+
+/**
+ * The last line of defence: `setUint32`/`setBigUint64` silently wrap, so a value out of range (a
+ * bug, since every change goes through checked arithmetic) aborts the write transaction instead.
+ */
+function checkRange(name: string, value: bigint | number, max: bigint | number): void {
+  if (value < 0 || value > max) throw new RangeError(`counter ${name} out of range: ${value}`);
+}
+
+export function encodeCounters(c: Counters): Uint8Array {
+  checkRange('blocks', c.blocks, U32_MAX);
+  checkRange('accounts', c.accounts, U32_MAX);
+  checkRange('delegation_underflows', c.delegation_underflows, U32_MAX);
+  checkRange('next_seq', c.next_seq, U32_MAX);
   const out = new Uint8Array(12 + 2 * TERMS.length * 8 + 4);
   const v = new DataView(out.buffer);
   v.setUint32(0, c.blocks);
@@ -88,6 +134,7 @@ function encode(c: Counters): Uint8Array {
   let off = 12;
   for (const asset of ['XE', 'XUSD'] as const) {
     for (const t of TERMS) {
+      checkRange(`${asset}.${t}`, c.supply[asset][t], U64_MAX);
       v.setBigUint64(off, c.supply[asset][t]);
       off += 8;
     }
@@ -111,11 +158,11 @@ export class CountersBook {
 
   /** Reads the record as the current transaction sees it. */
   read(): Counters {
-    return decode(this.store.ledgerMeta.get(KEY));
+    return decodeCounters(this.store.ledgerMeta.get(KEY));
   }
 
   /** Writes the record inside a write transaction. */
   write(c: Counters): void {
-    this.store.ledgerMeta.putSync(KEY, encode(c));
+    this.store.ledgerMeta.putSync(KEY, encodeCounters(c));
   }
 }

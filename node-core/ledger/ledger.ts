@@ -26,7 +26,7 @@ import {
   pendingKey,
   seqKey,
 } from './codec.ts';
-import { type Counters, CountersBook } from './counters.ts';
+import { addSupply, type Counters, CountersBook, type SupplyDelta } from './counters.ts';
 
 /**
  * The ledger: validates blocks in the order reference-behavior.md section 3.1 gives and applies each
@@ -199,7 +199,7 @@ export class Ledger {
       this.putBlock(ctx, block, 1);
       if (block.representative) this.addWeight(ctx, block.representative, block.balance);
       ctx.counters.accounts += 1;
-      ctx.counters.supply.XE.genesis += block.balance;
+      addSupply(ctx.counters, { asset: 'XE', term: 'genesis', amount: block.balance });
       this.closeContext(ctx);
     });
     this.counters.load();
@@ -379,6 +379,8 @@ export class Ledger {
         `balance must be ${fx.balance} after this ${block.type}, not ${block.balance}`,
       );
     }
+    // The supply term first (it may refuse the block): nothing is written before every check passed.
+    if (fx.supply) addSupply(ctx.counters, fx.supply);
 
     // Writes.
     const height = (acct?.height ?? 0) + 1;
@@ -422,7 +424,6 @@ export class Ledger {
     if (fx.pendingDelete) s.accounts.removeSync(pendingKey(fx.pendingDelete[0], fx.pendingDelete[1]));
 
     if (!acct) ctx.counters.accounts += 1;
-    fx.supply?.(ctx.counters);
     return { status: 'accepted', block, height, finalized: finalNow };
   }
 
@@ -752,16 +753,16 @@ export class Ledger {
         break;
       }
       case 'claim': {
-        ctx.counters.supply.XE.faucet -= amount;
+        addSupply(ctx.counters, { asset: 'XE', term: 'faucet', amount: -amount });
         const i = (claims ?? []).findIndex(([t, v]) => t === b.timestamp && v === amount);
         if (i >= 0) claims = claims!.filter((_, k) => k !== i);
         break;
       }
       case 'burn':
-        ctx.counters.supply.XE.burned -= amount;
+        addSupply(ctx.counters, { asset: 'XE', term: 'burned', amount: -amount });
         break;
       case 'mint':
-        ctx.counters.supply.XUSD.minted -= amount;
+        addSupply(ctx.counters, { asset: 'XUSD', term: 'minted', amount: -amount });
         break;
       default:
         throw new LedgerError('fork_unfinalized', `undoing a ${b.type} block is not supported`);
@@ -859,7 +860,7 @@ export class Ledger {
         return {
           balance: add(old, amount),
           claims: [...recent, [block.timestamp, amount]],
-          supply: (c) => void (c.supply.XE.faucet += amount),
+          supply: { asset: 'XE', term: 'faucet', amount },
         };
       }
       case 'send': {
@@ -901,14 +902,14 @@ export class Ledger {
       case 'burn': {
         if (block.asset !== 'XE') throw new LedgerError('wrong_asset', 'burn is XE only');
         const balance = spend();
-        return { balance, supply: (c) => void (c.supply.XE.burned += amount) };
+        return { balance, supply: { asset: 'XE', term: 'burned', amount } };
       }
       case 'mint': {
         if (block.asset !== 'XUSD') throw new LedgerError('wrong_asset', 'mint is XUSD only');
         if (!this.sc.minters.has(block.account))
           throw new LedgerError('not_minter', 'account is not a minter (sys.minter)');
         requirePositive();
-        return { balance: add(old, amount), supply: (c) => void (c.supply.XUSD.minted += amount) };
+        return { balance: add(old, amount), supply: { asset: 'XUSD', term: 'minted', amount } };
       }
       case 'multisig_open': {
         if (block.previous !== ZERO_HASH)
@@ -1381,5 +1382,5 @@ interface Effects {
   pendingDelete?: [string, string];
   keyset?: Keyset;
   claims?: [bigint, bigint][];
-  supply?: (c: Counters) => void;
+  supply?: SupplyDelta;
 }

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { bytesToHex } from '../../node-core/protocol/hex.ts';
@@ -474,5 +475,62 @@ describe('ledger rules: single-key accounts', () => {
     );
     expect(BigInt(xe(after).created!)).toBe(BigInt(xe(after).accounted!));
     expect(after.genesis_supply).toBe('42000000000000');
+  });
+});
+
+/**
+ * Hardening (#15, item 1): supply counters are checked arithmetic. Before the fix, minting 2^64-1
+ * XUSD, sending it away and minting again was accepted, the stored `minted` wrapped and `/supply`
+ * reported `conserved: false` for ever. A node of its own, so no other test's mints shift the edge.
+ */
+describe('ledger rules: supply counters never wrap', () => {
+  let t: TestNode;
+  let kit: Kit;
+
+  beforeAll(async () => {
+    t = await startTestNode();
+    kit = await kitOf(t);
+  });
+  afterAll(async () => {
+    await t?.stop();
+    rmSync(t.dataDir, { recursive: true, force: true });
+  });
+
+  it('mints to 2^64-1 in several steps, then refuses one more micro-unit (400, not retryable)', async () => {
+    const minter = new Account(kit, seedOf(t.keys.minter.seed_hex));
+    await minter.sync();
+    const sink = new Account(kit).address;
+    const minted = async () =>
+      BigInt(((await freshSupply(kit)).assets as Record<string, Record<string, string>>).XUSD!.minted!);
+    const mintAll = async (amount: bigint) => {
+      await minter.commit(
+        minter.build({ type: 'mint', asset: 'XUSD', amount, balance: minter.bal('XUSD') + amount }),
+      );
+      // Sent away, so the minter's own balance never stands in the way: only the counter can overflow.
+      await minter.send(sink, amount, 'XUSD');
+    };
+
+    await mintAll(U64_MAX - 1000n - (await minted()));
+    await mintAll(990n);
+    await mintAll(10n);
+    expect(await minted()).toBe(U64_MAX);
+
+    for (const amount of [1n, U64_MAX]) {
+      await expectRejected(kit, minter.build({ type: 'mint', asset: 'XUSD', amount, balance: amount }), {
+        status: 400,
+        reason: /^block rejected: XUSD supply would exceed 2\^64-1/,
+      });
+    }
+    const supply = await freshSupply(kit);
+    const xusd = (supply.assets as Record<string, Record<string, unknown>>).XUSD!;
+    expect(xusd).toMatchObject({ minted: U64_MAX.toString(), created: U64_MAX.toString(), conserved: true });
+    expect(supply.conserved).toBe(true);
+
+    // The stored counters read back the same after a restart (before the fix they had wrapped).
+    await t.stop({ keepData: true });
+    t = await startTestNode({ dataDir: t.dataDir });
+    kit = await kitOf(t);
+    expect(await minted()).toBe(U64_MAX);
+    expect((await freshSupply(kit)).conserved).toBe(true);
   });
 });
