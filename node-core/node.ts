@@ -1,10 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import {
+  AdminTokenError,
+  adminTokenFromEnv,
+  checkAdminToken,
+  ensureAdminTokenFile,
+  readAdminTokenFile,
+} from './admin-token.ts';
 import { createApiServer } from './api/server.ts';
 import { buildRoutes } from './api/routes/index.ts';
 import { registerUi, UI_PATH } from './api/ui-static.ts';
@@ -54,8 +60,13 @@ export interface NodeOptions {
   powDifficulty?: bigint;
   /** Join the network defined by this genesis directory instead of a development network. */
   genesisDir?: string;
-  /** Admin token; overrides the token file. `false` disables the operator endpoints (403). */
+  /**
+   * Admin token; overrides every other source. `false` disables the operator endpoints (403). Else
+   * the token is read from `adminTokenFile`, the environment (ADMIN_TOKEN_ENV) or `<dataDir>/admin-token`.
+   */
   adminToken?: string | false;
+  /** A file holding the admin token (mode 0600: a file other users can open is refused). */
+  adminTokenFile?: string;
   /** Rate limits on (default) or off. */
   rateLimit?: boolean;
   /** Peer-to-peer networking (default on). */
@@ -211,6 +222,8 @@ export class LedgerNode {
   async start(): Promise<void> {
     this.startedAt = Date.now();
     this.prepareDataDir();
+    // First: a token file others can read stops the start before anything is created.
+    this.setupAdminToken();
     this.nodeKey = this.loadNodeKey();
     this.store = Store.open({ path: join(this.dataDir, 'ledger.lmdb') });
     try {
@@ -246,7 +259,6 @@ export class LedgerNode {
         throttle: this.opts.voteThrottle,
       });
       this.consensus.start(this.ledger.unfinalizedAccounts());
-      this.setupAdminToken();
       this.directory = new Directory({ now: this.now, verify: verifyBytesNode });
       this.directory.start();
       if (this.opts.p2p !== false) await this.startP2P();
@@ -356,22 +368,29 @@ export class LedgerNode {
     }
   }
 
-  /** Admin token: option or environment first, else the token file, created at first start (0600). */
+  /**
+   * Admin token: the option, else the given token file, else the environment, else the data
+   * directory's token file, created at first start (0600). A token file open to other users stops
+   * the start (see admin-token.ts).
+   */
   private setupAdminToken(): void {
-    if (this.opts.adminToken === false) {
-      this.adminToken = undefined;
-      return;
+    const { adminToken, adminTokenFile } = this.opts;
+    try {
+      if (adminToken === false) this.adminToken = undefined;
+      else if (adminToken !== undefined) this.adminToken = checkAdminToken(adminToken, 'adminToken');
+      else if (adminTokenFile !== undefined) {
+        this.adminTokenFile = adminTokenFile;
+        this.adminToken = readAdminTokenFile(adminTokenFile);
+      } else {
+        this.adminToken = adminTokenFromEnv();
+        if (this.adminToken !== undefined) return;
+        this.adminTokenFile = join(this.dataDir, ADMIN_TOKEN_FILE);
+        this.adminToken = ensureAdminTokenFile(this.adminTokenFile);
+      }
+    } catch (e) {
+      if (e instanceof AdminTokenError) throw new NodeStartError(e.message);
+      throw e;
     }
-    const env = process.env.LEDGER_NODE_ADMIN_TOKEN || process.env.XE_API_ADMIN_TOKEN || undefined;
-    const given = this.opts.adminToken ?? env;
-    if (given) {
-      this.adminToken = given;
-      return;
-    }
-    const path = join(this.dataDir, ADMIN_TOKEN_FILE);
-    this.adminTokenFile = path;
-    if (!existsSync(path)) writeFileAtomic(path, `${randomBytes(32).toString('hex')}\n`, 0o600);
-    this.adminToken = readFileSync(path, 'utf8').trim();
   }
 
   private async listen(): Promise<void> {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { MIN_ADMIN_TOKEN_LENGTH } from '../admin-token.ts';
 import { parseDifficulty } from '../protocol/pow.ts';
 
 /**
@@ -21,6 +22,8 @@ export interface CliOptions {
   powDifficulty?: bigint;
   genesisDir?: string;
   adminToken?: string | false;
+  /** A file holding the admin token (keeps it out of the process list). */
+  adminTokenFile?: string;
   rateLimit: boolean;
   p2p: boolean;
   p2pPort: number;
@@ -51,8 +54,13 @@ Options:
                           (default fffff80000000000)
   --genesis-dir DIR       join the network defined by ledger-genesis.json and
                           statechain-genesis.json in DIR
-  --admin-token TOKEN     operator token (default: the admin-token file in the data directory;
-                          also LEDGER_NODE_ADMIN_TOKEN); none disables operator endpoints
+  --admin-token-file FILE read the operator token from FILE (mode 0600); the default is
+                          LEDGER_NODE_ADMIN_TOKEN if set, else the admin-token file in the
+                          data directory (created at first start); the node refuses to start
+                          with a token file other users can read
+  --admin-token TOKEN     operator token given directly (other local users can see it in the
+                          process list: prefer the variable or the file); none disables
+                          operator endpoints
   --rate-limit on|off     per-client rate limits (default on)
   --p2p-port PORT         peer-to-peer TCP port (default 7075; 0 picks a free port)
   --p2p-bind ADDR         peer-to-peer listen address (default 0.0.0.0)
@@ -142,11 +150,17 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       case '--admin-token': {
         const v = value();
         if (v === 'none') o.adminToken = false;
-        else if (v.length < 16)
-          throw new UsageError('--admin-token must be at least 16 characters (or none)');
+        else if (v.length < MIN_ADMIN_TOKEN_LENGTH)
+          throw new UsageError(
+            `--admin-token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (or none)`,
+          );
         else o.adminToken = v;
         break;
       }
+      case '--admin-token-file':
+        o.adminTokenFile = value();
+        if (o.adminTokenFile === '') throw new UsageError('--admin-token-file must not be empty');
+        break;
       case '--rate-limit': {
         const v = value();
         if (v !== 'on' && v !== 'off') throw new UsageError('--rate-limit takes on or off');
@@ -222,5 +236,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         );
     }
   }
+  if (o.adminToken !== undefined && o.adminTokenFile !== undefined)
+    throw new UsageError('--admin-token and --admin-token-file exclude each other');
   return o;
 }

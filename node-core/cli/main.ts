@@ -41,6 +41,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     powDifficulty: opts.powDifficulty,
     genesisDir: opts.genesisDir,
     adminToken: opts.adminToken,
+    adminTokenFile: opts.adminTokenFile,
     rateLimit: opts.rateLimit,
     p2p: opts.p2p,
     p2pPort: opts.p2pPort,
@@ -64,6 +65,12 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     return 1;
   }
   if (!opts.rateLimit) logger.warn('rate limits are off (--rate-limit off)');
+  if (typeof opts.adminToken === 'string') {
+    logger.warn(
+      'the admin token was given with --admin-token: every local user can read it in the process ' +
+        'list; use --admin-token-file or LEDGER_NODE_ADMIN_TOKEN instead',
+    );
+  }
   const uiUrl = node.uiUrl;
   logger.info(
     { url: node.url, ui_url: uiUrl, data_dir: dataDir, network_id: node.statechain.networkId },

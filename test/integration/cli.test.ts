@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnNode } from '../../bench/spawn-node.ts';
-import { tempDir } from '../helpers/node.ts';
+import { tempDir, waitFor } from '../helpers/node.ts';
 
 const BIN = new URL('../../bin/ledger-node.js', import.meta.url).pathname;
 
@@ -26,6 +26,16 @@ function run(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** A started node's operator route answers: 400 (no providers) with the right token, else 401. */
+async function operatorStatus(url: string, token: string): Promise<number> {
+  const r = await fetch(`${url}/lease/request`, {
+    method: 'POST',
+    body: JSON.stringify({ vcpus: 1, duration: 60, access_pub_key: 'ab'.repeat(32) }),
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return r.status;
 }
 
 describe('the ledger-node command', () => {
@@ -137,6 +147,93 @@ describe('the ledger-node command', () => {
     const exited = new Promise<number | null>((r) => node.proc.once('exit', (c) => r(c)));
     node.proc.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('refuses to start with an admin token file other users can read, saying how to fix it', async () => {
+    const dir = tempDir();
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'admin-token');
+    writeFileSync(file, 'a-token-that-others-can-read\n');
+    chmodSync(file, 0o644);
+    const r = await run(['--data-dir', dir, '--api-port', '0', '--no-p2p']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      `ledger-node: the admin token file ${file} is open to other users (mode 0644): ` +
+        `run chmod 600 ${file}, and replace the token if someone may have read it`,
+    );
+    expect(statSync(file).mode & 0o777).toBe(0o644); // refused, not silently changed
+    // The same for a file named with --admin-token-file.
+    const other = join(tempDir(), 'token');
+    writeFileSync(other, 'a-token-that-others-can-read\n', { mode: 0o640 });
+    const r2 = await run([
+      '--data-dir',
+      tempDir(),
+      '--admin-token-file',
+      other,
+      '--api-port',
+      '0',
+      '--no-p2p',
+    ]);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toContain(`the admin token file ${other} is open to other users (mode 0640)`);
+  });
+
+  it('takes the admin token from --admin-token-file or the environment, and warns when it is an argument', async () => {
+    const file = join(tempDir(), 'token');
+    writeFileSync(file, 'token-from-a-private-file\n', { mode: 0o600 });
+    const fromFile = await spawnNode([
+      '--data-dir',
+      tempDir(),
+      '--admin-token-file',
+      file,
+      '--api-port',
+      '0',
+      '--no-p2p',
+    ]);
+    try {
+      expect(await operatorStatus(fromFile.url, 'token-from-a-private-file')).toBe(400);
+      expect(await operatorStatus(fromFile.url, 'a-wrong-token-of-some-length')).toBe(401);
+    } finally {
+      await fromFile.stop();
+    }
+    const env = { ...process.env, LEDGER_NODE_ADMIN_TOKEN: 'token-from-the-environment' };
+    const fromEnv = await spawnNode(['--data-dir', tempDir(), '--api-port', '0', '--no-p2p'], { env });
+    try {
+      expect(await operatorStatus(fromEnv.url, 'token-from-the-environment')).toBe(400);
+    } finally {
+      await fromEnv.stop();
+    }
+    // Given as an argument it still works, but the node warns that other local users can see it
+    // (without repeating the token in its logs).
+    const proc = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--data-dir',
+        tempDir(),
+        '--admin-token',
+        'token-on-the-command-line',
+        '--api-port',
+        '0',
+        '--no-p2p',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => proc.once('exit', (c) => r(c)));
+    try {
+      await waitFor(
+        () => /every local user can read it in the process list/.test(stderr),
+        30_000,
+        'the warning',
+      );
+      expect(stderr).toContain('use --admin-token-file or LEDGER_NODE_ADMIN_TOKEN instead');
+      expect(stderr).not.toContain('token-on-the-command-line');
+    } finally {
+      proc.kill('SIGTERM');
+      await exited;
+    }
   });
 
   it('answers 403 on operator routes when started with --admin-token none', async () => {
