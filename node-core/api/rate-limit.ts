@@ -1,8 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
+import { addressGroup } from '../address-group.ts';
 import {
   type Bucket,
   type BucketRate,
+  dropFull,
   fullBucket,
   isFull,
   isValidRate,
@@ -28,7 +30,10 @@ export const DEFAULT_RATES: Readonly<Record<RateClass, BucketRate>> = {
 export interface RateLimitOptions {
   /** Override some class rates (tests, or an operator's setting). */
   rates?: Partial<Record<RateClass, BucketRate>>;
-  /** Most client IPs tracked at once (default 100,000); a new IP beyond that is refused. */
+  /**
+   * Most clients tracked at once per class (default 100,000). Beyond that the least recently used
+   * client makes room if it is idle; a newcomer is refused only while none is.
+   */
   maxClients?: number;
   /** How often idle, full buckets are dropped (default 5 minutes). */
   sweepIntervalMs?: number;
@@ -65,18 +70,25 @@ export function quotaOf(rate: BucketRate, tokens: number = rate.burst): RateQuot
   };
 }
 
-type ClientBuckets = Partial<Record<RateClass, Bucket>>;
-
 const DEFAULT_MAX_CLIENTS = 100_000;
 const DEFAULT_SWEEP_MS = 5 * 60_000;
+/** The API counts an IPv6 client by its /64 (rate limits, connection caps): a subscriber's usual share. */
+export const CLIENT_IPV6_PREFIX_BITS = 64;
 
 export class RateLimiter {
   private readonly rates: Readonly<Record<RateClass, BucketRate>>;
   private readonly maxClients: number;
   private readonly sweepIntervalMs: number;
   private readonly now: () => number;
-  private readonly clients = new Map<string, ClientBuckets>();
-  private nextSweepAt: number;
+  /**
+   * One table per class, keyed by client (see clientKey), least recently used first: a Map keeps
+   * insertion order, and take() re-inserts the client it serves.
+   */
+  private readonly tables: Record<RateClass, Map<string, Bucket>> = {
+    read: new Map(),
+    write: new Map(),
+    probe: new Map(),
+  };
   private timer: NodeJS.Timeout | undefined;
 
   constructor(opts: RateLimitOptions = {}) {
@@ -89,9 +101,9 @@ export class RateLimiter {
     }
     this.rates = rates;
     this.maxClients = opts.maxClients ?? DEFAULT_MAX_CLIENTS;
+    if (!(this.maxClients >= 1)) throw new RangeError('maxClients must be at least 1');
     this.sweepIntervalMs = opts.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
     this.now = opts.now ?? Date.now;
-    this.nextSweepAt = this.now() + this.sweepIntervalMs;
     // unref: the sweep must never keep the process alive on its own.
     this.timer = setInterval(() => {
       this.sweep();
@@ -99,30 +111,24 @@ export class RateLimiter {
     this.timer.unref();
   }
 
-  /** Number of client IPs currently tracked. */
+  /** Buckets currently tracked, all classes together. */
   get size(): number {
-    return this.clients.size;
+    return this.tables.read.size + this.tables.write.size + this.tables.probe.size;
   }
 
-  /** Spends one token of `cls` for `ip`, or says how long until one is available. */
+  /** Spends one token of `cls` for `ip` (its client, see clientKey), or says how long until one is available. */
   take(ip: string, cls: RateClass): TakeResult {
     const now = this.now();
-    let client = this.clients.get(ip);
-    if (client === undefined) {
-      if (this.clients.size >= this.maxClients) {
-        // Refusing the newcomer (rather than evicting someone) keeps existing clients' limits intact
-        // when an attacker rotates source addresses.
-        return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((this.nextSweepAt - now) / 1000)) };
-      }
-      client = {};
-      this.clients.set(ip, client);
-    }
+    const key = clientKey(ip);
+    const table = this.tables[cls];
     const rate = this.rates[cls];
-    let bucket = client[cls];
+    let bucket = table.get(key);
     if (bucket === undefined) {
+      const wait = this.makeRoom(table, rate, now);
+      if (wait > 0) return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait)) };
       bucket = fullBucket(rate, now);
-      client[cls] = bucket;
-    }
+    } else table.delete(key);
+    table.set(key, bucket); // now the most recently used
     refill(bucket, rate, now);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
@@ -132,39 +138,39 @@ export class RateLimiter {
   }
 
   /**
+   * Frees a place in a full table by dropping its least recently used client if that one is idle
+   * (its bucket has refilled: it is then indistinguishable from a newcomer, so nothing is lost).
+   * Returns 0 when there is room, else the seconds until the oldest client is idle: every client is
+   * then busy, and evicting one would hand it a fresh burst, so the newcomer waits instead. Only the
+   * oldest is looked at, so a newcomer costs O(1) however large the table.
+   */
+  private makeRoom(table: Map<string, Bucket>, rate: BucketRate, now: number): number {
+    if (table.size < this.maxClients) return 0;
+    const [oldestKey, oldest] = table.entries().next().value as [string, Bucket];
+    refill(oldest, rate, now);
+    if (!isFull(oldest, rate)) return (rate.burst - oldest.tokens) / rate.perSecond;
+    table.delete(oldestKey);
+    return 0;
+  }
+
+  /**
    * What `ip` has left in class `cls` now, without spending a token or tracking a new client (an
    * unknown client has a full bucket). Reading it right after `take` gives the `RateLimit*` headers.
    */
   quota(ip: string, cls: RateClass): RateQuota {
     const rate = this.rates[cls];
-    const bucket = this.clients.get(ip)?.[cls];
+    const bucket = this.tables[cls].get(clientKey(ip));
     if (bucket === undefined) return quotaOf(rate);
     const elapsed = Math.max(0, this.now() - bucket.at);
     return quotaOf(rate, Math.min(rate.burst, bucket.tokens + (elapsed * rate.perSecond) / 1000));
   }
 
-  /** Drops clients whose every bucket has refilled (they are indistinguishable from new ones). */
+  /** Drops every idle bucket (refilled: indistinguishable from a new one); returns how many. */
   sweep(): number {
     const now = this.now();
-    this.nextSweepAt = now + this.sweepIntervalMs;
     let dropped = 0;
-    for (const [ip, client] of this.clients) {
-      let idle = true;
-      for (const cls of Object.keys(client) as RateClass[]) {
-        const bucket = client[cls];
-        if (bucket === undefined) continue;
-        const rate = this.rates[cls];
-        refill(bucket, rate, now);
-        if (!isFull(bucket, rate)) {
-          idle = false;
-          break;
-        }
-      }
-      if (idle) {
-        this.clients.delete(ip);
-        dropped++;
-      }
-    }
+    for (const cls of Object.keys(this.tables) as RateClass[])
+      dropped += dropFull(this.tables[cls], this.rates[cls], now);
     return dropped;
   }
 
@@ -173,6 +179,14 @@ export class RateLimiter {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+/**
+ * The key a client's buckets are kept under: its IPv4 address (IPv4-mapped IPv6 included), or its
+ * IPv6 /64, so that one subscriber cannot multiply its allowance by rotating addresses.
+ */
+export function clientKey(ip: string): string {
+  return addressGroup(ip, CLIENT_IPV6_PREFIX_BITS);
 }
 
 /** True for 127.0.0.0/8, ::1 and their IPv4-mapped IPv6 forms. */
@@ -194,7 +208,7 @@ function firstHeader(v: string | string[] | undefined): string | undefined {
 }
 
 /**
- * The client address that rate limits apply to. Forwarding headers are believed only from a loopback
+ * The client address that rate limits apply to (the limiter keys it by clientKey). Forwarding headers are believed only from a loopback
  * peer (a local reverse proxy); from anywhere else they are attacker-chosen. The RIGHTMOST
  * X-Forwarded-For entry is the one our proxy appended; entries to its left come from the client.
  * A header value that is not an IP address is ignored rather than trusted as a bucket key.

@@ -1,4 +1,4 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { addressGroup } from '../address-group.ts';
 import { NetError } from './errors.ts';
 
 /**
@@ -13,14 +13,18 @@ export interface InboundLimitOptions {
   perIp?: number;
   /** Inbound connections in all (default 64). */
   total?: number;
+  /** The IPv6 prefix counted as one address (default 56; the HTTP API counts by /64). */
+  ipv6PrefixBits?: number;
 }
 
 export const DEFAULT_MAX_INBOUND_PER_IP = 8;
 export const DEFAULT_MAX_INBOUND = 64;
+const DEFAULT_IPV6_PREFIX_BITS = 56;
 
 export class InboundLimiter {
   readonly perIp: number;
   readonly total: number;
+  private readonly ipv6PrefixBits: number;
   private readonly bySource = new Map<string, number>();
   private open = 0;
   /** Inbound connections refused because a cap was reached. */
@@ -29,6 +33,7 @@ export class InboundLimiter {
   constructor(opts: InboundLimitOptions = {}) {
     this.perIp = opts.perIp ?? DEFAULT_MAX_INBOUND_PER_IP;
     this.total = opts.total ?? DEFAULT_MAX_INBOUND;
+    this.ipv6PrefixBits = opts.ipv6PrefixBits ?? DEFAULT_IPV6_PREFIX_BITS;
     if (!(this.perIp >= 1 && this.total >= 1))
       throw new NetError('ERR_BAD_OPTION', 'inbound connection caps must be at least 1');
   }
@@ -39,7 +44,7 @@ export class InboundLimiter {
    * (a relayed or in-memory connection) counts towards the total only.
    */
   admit(ip: string | undefined): (() => void) | undefined {
-    const source = ip === undefined ? undefined : sourceOf(ip);
+    const source = ip === undefined ? undefined : addressGroup(ip, this.ipv6PrefixBits);
     const fromSource = source === undefined ? 0 : (this.bySource.get(source) ?? 0);
     if (this.open >= this.total || fromSource >= this.perIp) {
       this.refused += 1;
@@ -65,27 +70,7 @@ export class InboundLimiter {
   }
 }
 
-/** The unit an IP is counted under: the IPv4 address itself, or the /56 prefix of an IPv6 address. */
+/** The unit an IP is counted under here: the IPv4 address itself, or the /56 prefix of an IPv6 address. */
 export function sourceOf(ip: string): string {
-  if (isIPv4(ip)) return ip;
-  if (!isIPv6(ip)) return ip;
-  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (v4) return v4[1]!;
-  return `${expandIPv6(ip).slice(0, 14)}/56`;
-}
-
-/** The 32 hex digits of an IPv6 address, with `::` expanded (IPv4-suffixed forms included). */
-function expandIPv6(ip: string): string {
-  let addr = ip.toLowerCase().split('%')[0]!;
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(addr);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    const hex = (x: number, y: number) => ((x << 8) | y).toString(16);
-    addr = `${addr.slice(0, dotted.index)}${hex(a, b)}:${hex(c, d)}`;
-  }
-  const [head, tail] = addr.split('::') as [string, string | undefined];
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const fill = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
-  return [...left, ...fill, ...right].map((g) => g.padStart(4, '0')).join('');
+  return addressGroup(ip, DEFAULT_IPV6_PREFIX_BITS);
 }

@@ -69,6 +69,35 @@ describe('HTTP API: rate limits', () => {
     ).toBe(400);
   });
 
+  it('a forwarded IPv6 client is one client per /64; a forwarded IPv4-mapped address is its IPv4 one', async () => {
+    // Every request from a new address of the same /64: keyed per address, none would be refused.
+    let i = 0;
+    const { results, seconds } = await flood(
+      500,
+      () =>
+        http(kit.url, 'POST', '/blocks/claim', '{}', {
+          'x-forwarded-for': `2001:db8:15:9:${(i++).toString(16)}::1`,
+        }),
+      16,
+    );
+    const limited = results.filter((r) => r.status === 429);
+    expect(results.length - limited.length).toBeLessThanOrEqual(50 + Math.ceil(10 * seconds) + 1);
+    expectLimited(limited);
+    const post = (xff: string) => http(kit.url, 'POST', '/blocks/claim', '{}', { 'x-forwarded-for': xff });
+    expect((await post('2001:db8:15:a::1')).status).toBe(400); // the next /64 has its own bucket
+    // The proxy form's RateLimit headers tell whose bucket a request spent from (a refill during
+    // the loop cannot make the count look fresh).
+    const remaining = async (xff: string) =>
+      Number(
+        (await http(kit.url, 'POST', '/api/v1/blocks/claim', '{}', { 'x-forwarded-for': xff })).headers.get(
+          'ratelimit-remaining',
+        ),
+      );
+    for (let n = 0; n < 40; n++) await post('203.0.113.40');
+    expect(await remaining('::ffff:203.0.113.40')).toBeLessThan(20);
+    expect(await remaining('::ffff:203.0.113.41')).toBe(49);
+  });
+
   it('probes: /health and /ready share one bucket, a burst of 100', async () => {
     const client = { 'x-forwarded-for': '203.0.113.20' };
     let i = 0;

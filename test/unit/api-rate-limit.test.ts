@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { clientIp, DEFAULT_RATES, isLoopback, RateLimiter } from '../../node-core/api/rate-limit.ts';
+import {
+  clientIp,
+  clientKey,
+  DEFAULT_RATES,
+  isLoopback,
+  RateLimiter,
+} from '../../node-core/api/rate-limit.ts';
 
 let limiters: RateLimiter[] = [];
 function limiter(opts: ConstructorParameters<typeof RateLimiter>[0]): RateLimiter {
@@ -50,21 +56,49 @@ describe('token buckets', () => {
     expect(l.take('b', 'read').ok).toBe(true);
   });
 
-  it('refuses new clients when full, and a sweep of idle full buckets makes room', () => {
+  it('when full, drops the least recently used client once it is idle, instead of refusing newcomers', () => {
     let now = 0;
-    const l = limiter({ now: () => now, maxClients: 2, sweepIntervalMs: 60_000 });
-    expect(l.take('a', 'read').ok).toBe(true);
-    expect(l.take('b', 'read').ok).toBe(true);
-    const refused = l.take('c', 'read');
-    expect(refused.ok).toBe(false);
-    if (!refused.ok) expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
-    expect(l.take('a', 'read').ok).toBe(true); // known clients still served
-    now += 1; // 'a' and 'b' are not yet full again
+    const l = limiter({ now: () => now, maxClients: 2, rates: { read: { perSecond: 1, burst: 2 } } });
+    expect(l.take('10.0.0.1', 'read').ok).toBe(true);
+    expect(l.take('10.0.0.2', 'read').ok).toBe(true);
+    // Both still refilling: evicting one would hand it a fresh burst, so the newcomer waits until
+    // the oldest is idle.
+    expect(l.take('10.0.0.3', 'read')).toEqual({ ok: false, retryAfterSeconds: 1 });
+    now += 1000; // both full again, no sweep has run
+    expect(l.take('10.0.0.1', 'read').ok).toBe(true); // used again: .2 is now the oldest
+    expect(l.take('10.0.0.3', 'read').ok).toBe(true); // .2 made room
+    expect(l.take('10.0.0.4', 'read').ok).toBe(false); // .1 and .3 are busy
+    expect(l.size).toBe(2);
+    // The busy client kept its standing: one token left, then refused.
+    expect(l.take('10.0.0.1', 'read').ok).toBe(true);
+    expect(l.take('10.0.0.1', 'read').ok).toBe(false);
+  });
+
+  it('sweeps idle buckets of every class', () => {
+    let now = 0;
+    const l = limiter({ now: () => now });
+    l.take('a', 'read');
+    l.take('a', 'write');
+    l.take('b', 'probe');
+    expect(l.size).toBe(3);
+    now += 1; // not yet refilled
     expect(l.sweep()).toBe(0);
     now += 10_000;
-    expect(l.sweep()).toBe(2);
+    expect(l.sweep()).toBe(3);
     expect(l.size).toBe(0);
-    expect(l.take('c', 'read').ok).toBe(true);
+  });
+
+  it('counts an IPv6 client by its /64, and an IPv4-mapped address as its IPv4 address', () => {
+    const l = limiter({ now: () => 0, rates: { write: { perSecond: 1, burst: 1 } } });
+    expect(l.take('2001:db8:1:2::1', 'write').ok).toBe(true);
+    expect(l.take('2001:db8:1:2:ffff:ffff:ffff:ffff', 'write').ok).toBe(false); // same /64
+    expect(l.take('2001:db8:1:3::1', 'write').ok).toBe(true); // the next /64
+    expect(l.take('192.0.2.1', 'write').ok).toBe(true);
+    expect(l.take('::ffff:192.0.2.1', 'write').ok).toBe(false);
+    expect(l.take('::ffff:c000:202', 'write').ok).toBe(true); // 192.0.2.2, written in hex
+    expect(l.take('192.0.2.2', 'write').ok).toBe(false);
+    expect(l.take('::ffff:192.0.2.3', 'write').ok).toBe(true); // mapped addresses are not one client
+    expect(l.quota('2001:db8:1:2::9', 'write').remaining).toBe(0);
   });
 
   it('ignores a clock stepping backwards', () => {
@@ -95,6 +129,16 @@ describe('client IP', () => {
     expect(clientIp('127.0.0.1', { 'x-forwarded-for': 'garbage' })).toBe('127.0.0.1');
     expect(clientIp('127.0.0.1', {})).toBe('127.0.0.1');
     expect(clientIp(undefined, {})).toBe('unknown');
+  });
+
+  it('keys IPv4 addresses as they are and IPv6 addresses by their /64', () => {
+    expect(clientKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('2001:DB8:0:1::5')).toBe('20010db800000001/64');
+    expect(clientKey('2001:db8::1:0:0:5')).toBe('20010db800000000/64');
+    expect(clientKey('::1')).toBe('0000000000000000/64');
+    expect(clientKey('fe80::1%eth0')).toBe('fe80000000000000/64');
+    expect(clientKey('unknown')).toBe('unknown');
   });
 
   it('knows loopback addresses', () => {
