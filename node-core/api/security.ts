@@ -55,13 +55,37 @@ function hostNameOf(address: string): string {
   return isIP(a) === 6 ? `[${a}]` : a;
 }
 
+/**
+ * The authority (`host[:port]`, maybe with userinfo) of an absolute-form request target, or
+ * undefined for any other form (`/path`, `*`).
+ */
+export function absoluteFormAuthority(target: string): string | undefined {
+  if (target.startsWith('/')) return undefined; // the usual origin form, decided cheaply
+  return /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(target)?.[1];
+}
+
 function isLoopbackHostName(name: string): boolean {
   return name === 'localhost' || name === '[::1]' || (isIP(name) === 4 && name.startsWith('127.'));
 }
 
+/** What the Host check reads of a request (Node's IncomingMessage has all three). */
+export interface HostedRequest {
+  /** The request target as sent: origin-form (`/node`) or absolute-form (`http://host/node`). */
+  readonly url?: string | undefined;
+  readonly httpVersion: string;
+  /** Header names and values as received, alternating: Node keeps only the first of two Hosts. */
+  readonly rawHeaders: readonly string[];
+}
+
 export interface Security {
-  /** An error for a request whose Host is missing (HTTP/1.1) or not one of ours; else undefined. */
+  /** An error for a Host value that is missing (HTTP/1.1) or not one of ours; else undefined. */
   checkHost(host: string | undefined, httpVersion: string): ApiError | undefined;
+  /**
+   * The Host check of a whole request (RFC 9112 3.2): two Host headers are a 400, and an
+   * absolute-form target's authority stands in for Host (which the server must then ignore), so
+   * `GET http://evil.example/node` is refused like `Host: evil.example`.
+   */
+  checkRequestHost(request: HostedRequest): ApiError | undefined;
   /** CORS response headers for this request's Origin, or undefined when it is not an allowed origin. */
   corsHeaders(origin: string | undefined): Record<string, string> | undefined;
   /** An error unless `authorization` carries the admin bearer token. */
@@ -78,17 +102,34 @@ export function createSecurity(opts: SecurityOptions): Security {
   const token = opts.adminToken;
   const tokenDigest = token === undefined || token === '' ? undefined : sha256(token);
 
+  function checkHost(host: string | undefined, httpVersion: string): ApiError | undefined {
+    if (host === undefined || host.trim() === '') {
+      // HTTP/1.0 clients may omit Host (browsers never do, so rebinding is not at stake).
+      return httpVersion === '1.0' ? undefined : ApiError.badRequest('missing Host header');
+    }
+    const parsed = parseHost(host);
+    if (parsed === undefined) return ApiError.hostNotAllowed();
+    return isLoopbackHostName(parsed.name) || allowedNames.has(parsed.name)
+      ? undefined
+      : ApiError.hostNotAllowed();
+  }
+
   return {
-    checkHost(host, httpVersion) {
-      if (host === undefined || host.trim() === '') {
-        // HTTP/1.0 clients may omit Host (browsers never do, so rebinding is not at stake).
-        return httpVersion === '1.0' ? undefined : ApiError.badRequest('missing Host header');
+    checkHost,
+
+    checkRequestHost(request) {
+      let host: string | undefined;
+      const raw = request.rawHeaders;
+      for (let i = 0; i < raw.length; i += 2) {
+        const name = raw[i]!;
+        if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+        if (host !== undefined) return ApiError.badRequest('duplicate Host header');
+        host = raw[i + 1];
       }
-      const parsed = parseHost(host);
-      if (parsed === undefined) return ApiError.hostNotAllowed();
-      return isLoopbackHostName(parsed.name) || allowedNames.has(parsed.name)
-        ? undefined
-        : ApiError.hostNotAllowed();
+      const authority = absoluteFormAuthority(request.url ?? '');
+      if (authority === undefined) return checkHost(host, request.httpVersion);
+      // Credentials in the target (`http://user@host/`) are no host name of ours.
+      return authority.includes('@') ? ApiError.hostNotAllowed() : checkHost(authority, '1.1');
     },
 
     corsHeaders(origin) {

@@ -21,7 +21,7 @@ import { clientIp, RateLimiter } from './rate-limit.ts';
 import type { RateLimitOptions } from './rate-limit.ts';
 import { buildManifest, createMethodIndex, defineRoutes, rateClassOf } from './route-table.ts';
 import type { ApiRequest, AuthMode, RateClass, RouteDef } from './route-table.ts';
-import { createSecurity } from './security.ts';
+import { absoluteFormAuthority, createSecurity } from './security.ts';
 import type { SecurityOptions } from './security.ts';
 
 /**
@@ -66,9 +66,13 @@ function metaOf(request: FastifyRequest): RouteMeta | undefined {
   return (request.routeOptions.config as { api?: RouteMeta }).api;
 }
 
+/** The path of a request target, also of an absolute-form one (`http://127.0.0.1/api/v1/node`). */
 function pathOf(url: string): string {
-  const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q);
+  const authority = absoluteFormAuthority(url);
+  const start = authority === undefined ? 0 : url.indexOf('//') + 2 + authority.length;
+  const q = url.indexOf('?', start);
+  const path = url.slice(start, q < 0 ? url.length : q);
+  return path === '' ? '/' : path;
 }
 
 /**
@@ -296,7 +300,7 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     const proxy = isProxyPath(pathOf(request.url));
     if (proxy) reply.headers(API_VERSION_HEADER);
-    const hostError = security.checkHost(request.headers.host, request.raw.httpVersion);
+    const hostError = security.checkRequestHost(request.raw);
     if (hostError !== undefined) return done(hostError);
     const cors = security.corsHeaders(request.headers.origin);
     if (cors !== undefined) reply.headers(cors);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, type Kit, kitOf, rawRequest, snapshot } from '../helpers/ledger-kit.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { parseRawAnswer, rawExchange } from '../helpers/raw-http.ts';
 
 /** Decision D10 through the real node: Host check, CORS for the node's own origin, admin token, body cap. */
 describe('HTTP API: browser-facing protections', () => {
@@ -57,6 +58,40 @@ describe('HTTP API: browser-facing protections', () => {
     const missing = await rawRequest(kit.url, { path: '/node', setHost: false });
     expect(missing.status).toBe(400);
     expect(JSON.parse(missing.text)).toEqual({ error: 'missing Host header' });
+  });
+
+  it('refuses two Host headers (400) and an absolute-form target naming another host (403)', async () => {
+    const ask = async (requestLine: string, hosts: string[]) => {
+      const head = hosts.map((h) => `Host: ${h}\r\n`).join('');
+      return parseRawAnswer(
+        await rawExchange(Number(port), `${requestLine}\r\n${head}Connection: close\r\n\r\n`),
+      );
+    };
+    const ours = `127.0.0.1:${port}`;
+    for (const hosts of [
+      [ours, 'evil.example'],
+      ['evil.example', ours],
+      [ours, ours],
+    ]) {
+      const r = await ask('GET /node HTTP/1.1', hosts);
+      expect(r?.status, hosts.join(' ')).toBe(400);
+      expect(r?.json).toEqual({ error: 'duplicate Host header' });
+    }
+    for (const target of ['http://evil.example/node', `http://evil.example:${port}/api/v1/node`]) {
+      const r = await ask(`GET ${target} HTTP/1.1`, [ours]);
+      expect(r?.status, target).toBe(403);
+      expect(r?.json).toEqual(
+        target.includes('/api/')
+          ? expect.objectContaining({ error: expect.objectContaining({ code: 'forbidden' }) })
+          : { error: 'host not allowed' },
+      );
+    }
+    // An absolute-form target naming the node is served, in the form its path selects.
+    const node = await ask(`GET http://${ours}/node HTTP/1.1`, ['evil.example']);
+    expect(node?.status).toBe(200);
+    const proxy = await ask(`GET http://${ours}/api/v1/node HTTP/1.1`, [ours]);
+    expect(proxy?.status).toBe(200);
+    expect(proxy?.headers['x-api-version']).toBe('1');
   });
 
   it('sends CORS headers only to the node own origins', async () => {

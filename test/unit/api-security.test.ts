@@ -61,6 +61,45 @@ describe('Host check (DNS rebinding)', () => {
   });
 });
 
+describe('Host check of a whole request (RFC 9112)', () => {
+  const sec = createSecurity({ bindAddress: '127.0.0.1' });
+  const check = (url: string, rawHeaders: string[], httpVersion = '1.1') =>
+    sec.checkRequestHost({ url, httpVersion, rawHeaders });
+
+  it('answers two Host headers with 400, even when both name the node', () => {
+    for (const rawHeaders of [
+      ['Host', 'localhost', 'Host', 'evil.example'],
+      ['Host', 'evil.example', 'host', 'localhost'],
+      ['host', 'localhost', 'Accept', '*/*', 'HOST', 'localhost'],
+    ]) {
+      const e = check('/node', rawHeaders);
+      expect(e?.status, rawHeaders.join(' ')).toBe(400);
+      expect(e?.toBody()).toEqual({ error: 'duplicate Host header' });
+    }
+    expect(check('/node', ['Host', 'localhost', 'X-Host', 'evil.example'])).toBeUndefined();
+    expect(check('/node', ['Accept', '*/*'])?.toBody()).toEqual({ error: 'missing Host header' });
+  });
+
+  it('judges an absolute-form target by its authority, ignoring Host', () => {
+    for (const url of [
+      'http://evil.example/node',
+      'http://evil.example',
+      'HTTP://evil.example:8080/node?x=1',
+      'http://localhost.evil.example/node',
+      'http://localhost@evil.example/node',
+      'http://user@localhost/node',
+    ]) {
+      const e = check(url, ['Host', 'localhost']);
+      expect(e?.status, url).toBe(403);
+      expect(e?.toBody()).toEqual({ error: 'host not allowed' });
+    }
+    expect(check('http://127.0.0.1:8080/node', ['Host', 'evil.example'])).toBeUndefined();
+    expect(check('http://[::1]/node?x=1', [])).toBeUndefined();
+    expect(check('*', ['Host', 'localhost'])).toBeUndefined(); // OPTIONS *: the Host decides
+    expect(check('http://localhost/node', ['Host', 'localhost', 'Host', 'localhost'])?.status).toBe(400);
+  });
+});
+
 describe('CORS', () => {
   const sec = createSecurity({ bindAddress: '127.0.0.1', corsOrigins: ['http://127.0.0.1:8080'] });
 

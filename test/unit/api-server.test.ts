@@ -6,7 +6,7 @@ import { indentJson, serializeJson } from '../../node-core/api/server.ts';
 import type { ApiServerOptions } from '../../node-core/api/server.ts';
 import { ProtocolError } from '../../node-core/protocol/errors.ts';
 import { apiServerStarter } from '../helpers/api-server.ts';
-import { rawHttp as raw } from '../helpers/raw-http.ts';
+import { rawExchange, rawHttp as raw } from '../helpers/raw-http.ts';
 import type { RawResponse as Response } from '../helpers/raw-http.ts';
 
 const routes = defineRoutes(
@@ -282,14 +282,7 @@ describe('routing', () => {
 
   it('answers malformed HTTP with a JSON 400', async () => {
     const { port } = await start();
-    const { connect } = await import('node:net');
-    const text = await new Promise<string>((resolve, reject) => {
-      const sock = connect(port, '127.0.0.1', () => sock.write('GARBAGE\r\n\r\n'));
-      let out = '';
-      sock.on('data', (d: Buffer) => (out += d.toString()));
-      sock.on('end', () => resolve(out));
-      sock.on('error', reject);
-    });
+    const text = await rawExchange(port, 'GARBAGE\r\n\r\n');
     expect(text).toMatch(/^HTTP\/1\.1 400 /);
     expect(text).toContain('application/json');
     expect(text.endsWith('{"error":"malformed HTTP request"}')).toBe(true);
