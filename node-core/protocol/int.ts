@@ -1,4 +1,5 @@
 import { ProtocolError } from './errors.ts';
+import { RawJson } from './json.ts';
 
 /** 64-bit integer bounds. Amounts and balances are u64; timestamps are i64 nanoseconds. */
 export const U64_MAX = (1n << 64n) - 1n;
@@ -14,24 +15,34 @@ const BOUNDS: Record<IntKind, readonly [bigint, bigint]> = {
   u32: [0n, U32_MAX],
 };
 
-const DIGITS = /^-?(0|[1-9][0-9]*)$/;
+/**
+ * An integer as JSON writes one: no sign but a minus, no leading zero, no `-0`. Strings are held to
+ * the same form as bare integers, so a value means one thing however it is sent.
+ */
+const DIGITS = /^(0|-?[1-9][0-9]*)$/;
+/** Digits in 2^64 - 1, the longest value in range: longer strings are out of range unparsed. */
+const MAX_DIGITS = 20;
 
 /**
  * Reads a 64-bit integer field from decoded JSON (decisions D3): a bigint (lossless parser), a safe
- * JS integer, or a string of decimal digits. A fraction, an exponent form beyond 2^53 (which has
- * already lost digits), or anything else is refused with an error naming the field.
+ * JS integer, or a string of decimal digits. A fraction or exponent form (`1.0`, `1e3`, which the
+ * lossless parser hands over as RawJson), `-0`, leading zeros or a `+`, bare or quoted, and anything
+ * else are refused with an error naming the field.
  */
 export function toBigIntField(value: unknown, kind: IntKind, field: string): bigint {
   let v: bigint;
   if (typeof value === 'bigint') v = value;
-  else if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value)) {
-      throw new ProtocolError('ERR_FIELD_TYPE', 'expected an integer written with all its digits', field);
-    }
+  else if (typeof value === 'number' && Number.isSafeInteger(value) && !Object.is(value, -0)) {
     v = BigInt(value);
+  } else if (typeof value === 'number' || value instanceof RawJson) {
+    throw new ProtocolError('ERR_FIELD_TYPE', 'expected an integer written with its digits only', field);
   } else if (typeof value === 'string') {
-    if (!DIGITS.test(value))
-      throw new ProtocolError('ERR_FIELD_TYPE', 'expected a string of decimal digits', field);
+    if (!DIGITS.test(value)) {
+      throw new ProtocolError('ERR_FIELD_TYPE', 'expected an integer as a string of decimal digits', field);
+    }
+    if (value.replace('-', '').length > MAX_DIGITS) {
+      throw new ProtocolError('ERR_FIELD_RANGE', `out of ${kind} range`, field);
+    }
     v = BigInt(value);
   } else {
     throw new ProtocolError('ERR_FIELD_TYPE', 'expected an integer', field);

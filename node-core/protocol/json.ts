@@ -6,6 +6,8 @@ import { ProtocolError } from './errors.ts';
  * `JSON.parse` rounds integers above 2^53 and drops the exact text of values. This parser:
  * - returns integer literals outside the safe range as `bigint` (safe ones stay `number`, so ordinary
  *   fields such as thresholds keep their usual type);
+ * - returns a whole number written otherwise than as an integer (`1.0`, `1e3`, `-0`) as a RawJson of
+ *   its text, so that no reader mistakes it for an integer literal; other fractions stay `number`;
  * - can hand back the exact source text of chosen values as `RawJson` (state-chain values are hashed
  *   byte for byte as submitted, protocol.md section 7.2);
  * - refuses what JSON refuses (trailing commas, comments, lone surrogates in escapes are kept as
@@ -172,7 +174,7 @@ class Parser {
     return s;
   }
 
-  private number(): number | bigint {
+  private number(): number | bigint | RawJson {
     const start = this.i;
     if (this.text.charCodeAt(this.i) === 0x2d) this.i++;
     const intStart = this.i;
@@ -199,11 +201,13 @@ class Parser {
       if (this.i === d) this.fail('bad exponent');
     }
     const lit = this.text.slice(start, this.i);
-    if (isInt) {
-      const n = Number(lit);
-      return Number.isSafeInteger(n) ? n : BigInt(lit);
-    }
-    return Number(lit);
+    const n = Number(lit);
+    // `1.0`, `1e3` and `-0` are whole numbers not written as integers: as plain numbers they would
+    // pass for the integers they equal, which 64-bit fields must refuse (decisions D3). They keep
+    // their text, and their value beside it.
+    if (isInt ? Object.is(n, -0) : Number.isInteger(n)) return new RawJson(lit, n);
+    if (!isInt || Number.isSafeInteger(n)) return n;
+    return BigInt(lit);
   }
 
   private isDigit(): boolean {

@@ -72,18 +72,54 @@ describe('HTTP API: blocks', () => {
     expect(await snapshot(kit)).toEqual(before);
   });
 
+  it('refuses 64-bit fields not written as plain digits, bare or quoted: 400, retryable false, nothing stored', async () => {
+    const a = new Account(kit);
+    const claim = a.claimBlock(1000n);
+    const text = stringifyJson(blockToJson(claim, 'node'));
+    // Each form is swapped into the otherwise valid body's text, as a client would send it.
+    const forms = ['1.0', '1e3', '1E+3', '-0', '1000.0', '"1000.0"', '"1e3"', '"-0"', '"+1000"', '"01000"'];
+    // field, the text it replaces, its replacement (pow_nonce 0 is left out of the body: added).
+    const fields: [string, string, (form: string) => string][] = [
+      ['amount', '"amount":"1000"', (f) => `"amount":${f}`],
+      ['balance', '"balance":"1000"', (f) => `"balance":${f}`],
+      ['timestamp', `"timestamp":${claim.timestamp}`, (f) => `"timestamp":${f}`],
+      ['pow_nonce', '"hash":', (f) => `"pow_nonce":${f},"hash":`],
+    ];
+    const before = await snapshot(kit);
+    for (const [field, original, replacement] of fields) {
+      expect(text).toContain(original);
+      for (const form of [...forms, '18446744073709551616', '"18446744073709551616"']) {
+        const body = text.replace(original, replacement(form));
+        const r = await http(kit.url, 'POST', '/blocks/claim', body);
+        expect({ status: r.status, body: r.body }, body).toEqual({
+          status: 400,
+          body: {
+            error: expect.stringMatching(new RegExp(`^invalid request body: ${field}: `)),
+            retryable: false,
+          },
+        });
+      }
+    }
+    expect(await snapshot(kit)).toEqual(before);
+    expect((await http(kit.url, 'GET', `/blocks/${claim.hash}`)).status).toBe(404);
+    // The same block written with plain digits is accepted.
+    expect((await submit(kit, claim)).status).toBe(201);
+  });
+
   it('refuses unreadable bodies with 400 JSON errors', async () => {
-    const cases: [unknown, string | RegExp][] = [
+    // A body that is no block at all has no retryable flag; a block with a malformed field is a
+    // deterministic rejection (retryable: false).
+    const cases: [unknown, string | RegExp, boolean?][] = [
       ['{"type": "claim",', 'invalid request body'],
       ['[1, 2]', 'invalid request body: a block must be a JSON object'],
       ['"claim"', 'invalid request body: a block must be a JSON object'],
-      [{ type: 'claim' }, /^invalid request body: /],
+      [{ type: 'claim' }, /^invalid request body: /, false],
       ['{"balance": 1e400}', 'invalid request body'],
     ];
-    for (const [body, error] of cases) {
+    for (const [body, error, retryable] of cases) {
       const r = await http(kit.url, 'POST', '/blocks/claim', body);
       expect(r.status, String(body)).toBe(400);
-      expect(Object.keys(r.body as object)).toEqual(['error']);
+      expect((r.body as { retryable?: boolean }).retryable).toBe(retryable);
       if (typeof error === 'string') expect((r.body as { error: string }).error).toBe(error);
       else expect((r.body as { error: string }).error).toMatch(error);
     }

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   blockHash,
+  blockToJson,
   decodeBlock,
   decodeCanonical,
   encodeCanonical,
@@ -102,6 +103,41 @@ describe('decoding malformed block JSON gives a typed error naming the field', (
   for (const [name, json, code, field] of cases) {
     it(name, () => expectField(() => decodeBlock(json), code, field));
   }
+
+  // Through JSON text, as a client sends it: `1.0` or `-0` in a JS object literal is already a plain
+  // 1 or 0, which is how such numbers went unnoticed.
+  describe('refuses 64-bit fields not written as digits, bare or quoted, naming the field', () => {
+    const text = stringifyJson(blockToJson({ ...decodeBlock(lease), pow_nonce: 7n }, 'reference'));
+    const fields = ['balance', 'timestamp', 'amount', 'pow_nonce', 'attestations.0.timestamp'];
+    const bad: [string, string][] = [
+      ['1.0', 'ERR_FIELD_TYPE'],
+      ['1e3', 'ERR_FIELD_TYPE'],
+      ['1E+2', 'ERR_FIELD_TYPE'],
+      ['-0', 'ERR_FIELD_TYPE'],
+      ['"1.0"', 'ERR_FIELD_TYPE'],
+      ['"1e3"', 'ERR_FIELD_TYPE'],
+      ['"-0"', 'ERR_FIELD_TYPE'],
+      ['"+1"', 'ERR_FIELD_TYPE'],
+      ['"01"', 'ERR_FIELD_TYPE'],
+      ['" 1"', 'ERR_FIELD_TYPE'],
+      ['18446744073709551616', 'ERR_FIELD_RANGE'],
+      ['"18446744073709551616"', 'ERR_FIELD_RANGE'],
+    ];
+    for (const field of fields) {
+      const key = field.split('.').at(-1)!;
+      for (const [literal, code] of bad) {
+        it(`${field}: ${literal}`, () => {
+          const json = parseJson(text) as Record<string, unknown>;
+          const holder = (
+            field.startsWith('attestations.') ? (json.attestations as Record<string, unknown>[])[0] : json
+          ) as Record<string, unknown>;
+          expect(holder[key]).toBeDefined();
+          holder[key] = (parseJson(`[${literal}]`) as unknown[])[0];
+          expectField(() => decodeBlock(json), code, field);
+        });
+      }
+    }
+  });
 
   it('accepts 64-bit fields as digit strings or bare integers, and previous "0" or 64 zeros', () => {
     const a = decodeBlock({ ...send, balance: String(send.balance), timestamp: String(send.timestamp) });

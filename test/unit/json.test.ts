@@ -120,11 +120,69 @@ describe('lossless JSON', () => {
     expect(() => toBigIntField(' 1', 'u64', 'f')).toThrow(ProtocolError);
     expect(() => toBigIntField('01', 'u64', 'f')).toThrow(ProtocolError);
     expect(() => toBigIntField(true, 'u64', 'f')).toThrow(ProtocolError);
+    expect(() => toBigIntField(-0, 'i64', 'f')).toThrow(/digits only/);
+    for (const text of ['-0', '+1', '00', '-01', '1.0', '1e3', '0x10', '', '-']) {
+      expect(() => toBigIntField(text, 'i64', 'f'), text).toThrow(/f: expected an integer as a string/);
+    }
+    // Far too many digits is out of range, decided before any BigInt is built from them.
+    expect(() => toBigIntField('9'.repeat(100_000), 'u64', 'f')).toThrow(/f: out of u64 range/);
+    expect(() => toBigIntField('-9223372036854775809', 'i64', 'f')).toThrow(/range/);
+    expect(toBigIntField('-9223372036854775808', 'i64', 'f')).toBe(-(2n ** 63n));
     try {
       toBigIntField('x', 'u64', 'balance');
     } catch (e) {
       expect((e as ProtocolError).field).toBe('balance');
       expect((e as ProtocolError).code).toBe('ERR_FIELD_TYPE');
+    }
+  });
+});
+
+describe('whole numbers not written as integers', () => {
+  const forms = [
+    '1.0',
+    '1e3',
+    '1E3',
+    '1e+3',
+    '10e-1',
+    '0.0',
+    '-0',
+    '-0.0',
+    '0e0',
+    '1.5e1',
+    '18446744073709551615.0',
+  ];
+
+  it('parse as RawJson keeping their text, so no reader takes them for integers', () => {
+    for (const text of forms) {
+      const v = parseJson(`{"x":${text}}`) as { x: unknown };
+      expect(v.x, text).toBeInstanceOf(RawJson);
+      expect((v.x as RawJson).text).toBe(text);
+      expect((v.x as RawJson).value).toBe(Number(text));
+      expect(stringifyJson(v)).toBe(`{"x":${text}}`);
+    }
+    // Integer literals and true fractions keep their plain types.
+    expect(parseJson('[0,-1,1.5,-2.25e-1,9007199254740993]')).toEqual([
+      0,
+      -1,
+      1.5,
+      -0.225,
+      9007199254740993n,
+    ]);
+  });
+
+  it('are refused in 64-bit fields, bare or quoted, naming the field', () => {
+    for (const text of forms) {
+      for (const doc of [`{"amount":${text}}`, `{"amount":"${text}"}`]) {
+        const v = parseJson(doc) as { amount: unknown };
+        try {
+          toBigIntField(v.amount, 'u64', 'amount');
+          expect.unreachable(doc);
+        } catch (e) {
+          expect(e, doc).toBeInstanceOf(ProtocolError);
+          expect((e as ProtocolError).code).toBe('ERR_FIELD_TYPE');
+          expect((e as ProtocolError).field).toBe('amount');
+        }
+      }
     }
   });
 });

@@ -26,7 +26,7 @@ export const SUBMITTABLE: readonly BlockType[] = [
   'mint',
 ];
 
-const int64 = { oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }] };
+const int64 = { oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^(0|-?[1-9][0-9]*)$' }] };
 const hex = { type: 'string', pattern: '^[0-9a-fA-F]*$' };
 
 /** The block body (protocol.md section 5.1); 64-bit integers as digits, bare or quoted (decisions D3). */
@@ -75,7 +75,11 @@ function submitRoute(node: LedgerNode, type: BlockType): RouteDef {
       try {
         block = decodeBlock({ ...(body as Record<string, unknown>), type });
       } catch (e) {
-        if (e instanceof ProtocolError) throw ApiError.badRequest(`invalid request body: ${e.message}`);
+        // A malformed field is deterministic: the same body will never be accepted (contract: 400
+        // with retryable false).
+        if (e instanceof ProtocolError) {
+          throw new ApiError('invalid_body', `invalid request body: ${e.message}`, { retryable: false });
+        }
         throw e;
       }
       try {
