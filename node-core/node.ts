@@ -570,6 +570,9 @@ export class LedgerNode {
     try {
       await this.ledger.precheck(block, { live: true });
     } catch (e) {
+      // A type this node cannot judge yet is no fault of the relaying peer (L-19), and waiting for
+      // another block would not make it judgeable: ignored, neither relayed nor penalised.
+      if (e instanceof LedgerError && e.code === 'unsupported_type') return 'ignore';
       if (e instanceof LedgerError && e.retryable) {
         this.park(block);
         return 'ignore';
@@ -583,7 +586,7 @@ export class LedgerNode {
       },
       (e: unknown) => {
         this.fromGossip.delete(block.hash!);
-        if (e instanceof LedgerError && e.retryable) this.park(block);
+        if (e instanceof LedgerError && e.retryable && e.code !== 'unsupported_type') this.park(block);
         else this.log?.debug({ hash: block.hash, err: (e as Error).message }, 'gossiped block refused');
       },
     );

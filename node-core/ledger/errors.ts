@@ -37,6 +37,8 @@ export type LedgerErrorCode =
   | 'vote_locked';
 
 const RETRYABLE: ReadonlySet<LedgerErrorCode> = new Set([
+  // A type this node cannot judge yet (reference-behavior.md 9.1, L-19): a newer node may accept it.
+  'unsupported_type',
   'unopened_account',
   'previous_not_found',
   'source_not_pending',

@@ -117,8 +117,8 @@ export class Ledger {
   private readonly powHash: (target: Uint8Array, nonce: bigint) => bigint;
   private readonly now: () => bigint;
   readonly counters: CountersBook;
-  /** Same-hash submissions in flight share one outcome. */
-  private readonly inflight = new Map<string, Promise<SubmitResult>>();
+  /** Submissions in flight by hash: a resubmission of the same signed block shares the outcome. */
+  private readonly inflight = new Map<string, { block: Block; outcome: Promise<SubmitResult> }>();
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
   private readonly openingKeys = new Map<string, string>();
   /** Open conflicts by position `account:height`, and their staged candidates by hash. */
@@ -126,8 +126,11 @@ export class Ledger {
   private readonly staged = new Map<string, { block: SignedBlock; height: number }>();
   /** Conflict winners applied by committed groups, announced with the group's accepted blocks. */
   private resolvedWinners: CommittedBlock[] = [];
-  /** Blocks whose signature was verified by `precheck` (bounded, oldest dropped first). */
-  private readonly prechecked = new Map<string, true>();
+  /**
+   * Blocks whose signature was verified by `precheck`, by hash, with that signature (bounded, oldest
+   * dropped first): the hash does not cover the signature, so only the same signature skips the check.
+   */
+  private readonly prechecked = new Map<string, string>();
   private readonly listeners: CommitListener[] = [];
   private inlineFinality: InlineFinality | undefined;
   private readonly stagedListeners: ((hash: string) => void)[] = [];
@@ -209,10 +212,13 @@ export class Ledger {
   submit(block: Block, opts: SubmitOptions): Promise<SubmitResult> {
     if (!block.hash) return Promise.reject(new LedgerError('hash_missing', 'hash is required'));
     const existing = this.inflight.get(block.hash);
-    if (existing) return existing;
-    const p = this.process(block as SignedBlock, opts).finally(() => this.inflight.delete(block.hash!));
-    this.inflight.set(block.hash, p);
-    return p;
+    // Only the same signed block shares an outcome: a copy with other credentials is checked in full.
+    if (existing && sameCredentials(existing.block, block)) return existing.outcome;
+    const outcome = this.process(block as SignedBlock, opts).finally(() => {
+      if (this.inflight.get(block.hash!)?.outcome === outcome) this.inflight.delete(block.hash!);
+    });
+    if (!existing) this.inflight.set(block.hash, { block, outcome });
+    return outcome;
   }
 
   /**
@@ -225,7 +231,7 @@ export class Ledger {
     const { hash } = this.checkStateless(block as SignedBlock, opts);
     await this.checkSignature(block as SignedBlock, hash);
     if (this.prechecked.size >= 10_000) this.prechecked.delete(this.prechecked.keys().next().value!);
-    this.prechecked.set(block.hash, true);
+    if (block.signature !== undefined) this.prechecked.set(block.hash, block.signature);
   }
 
   /** Verifies a single-key block's signature; returns the key it was checked against. */
@@ -241,16 +247,34 @@ export class Ledger {
       if (!key) throw new LedgerError('unopened_account', `unopened account ${block.account}`);
       keyUsed = key;
     }
-    if (this.prechecked.get(block.hash) === true) return keyUsed;
+    if (this.prechecked.get(block.hash) === block.signature) return keyUsed;
     const ok = await this.verifier.verify(hexToBytes(block.signature), hashBytes, hexToBytes(keyUsed));
     if (!ok) throw new LedgerError('invalid_signature', 'invalid signature');
     return keyUsed;
   }
 
+  /**
+   * A block whose hash is stored already. The hash does not cover the credentials, so only the same
+   * signed block is a duplicate as it stands; a copy with other signatures is verified in full (a
+   * forged one is refused, never answered 201). Either way the answer is the stored block, so what
+   * is echoed or re-announced is what this node holds, not what the client sent.
+   */
+  private async resubmitted(
+    block: SignedBlock,
+    stored: BlockRecord & { block: SignedBlock },
+    hashed: HashedBlock,
+  ): Promise<SubmitResult> {
+    if (!sameCredentials(stored.block, block)) {
+      if (block.signatures) this.checkMultisig(block, this.getAccount(block.account), hashed.hash);
+      else await this.checkSignature(block, hashed.hash);
+    }
+    return { status: 'duplicate', block: stored.block, height: stored.height };
+  }
+
   private async process(block: SignedBlock, opts: SubmitOptions): Promise<SubmitResult> {
     const hashed = this.checkStateless(block, opts);
     const stored = this.readBlock(block.hash);
-    if (stored !== undefined) return { status: 'duplicate', block, height: stored.height };
+    if (stored !== undefined) return this.resubmitted(block, stored, hashed);
 
     const opening = block.previous === ZERO_HASH;
     const keyUsed = await this.checkSignature(block, hashed.hash);
@@ -325,8 +349,9 @@ export class Ledger {
     keyUsed: string | undefined,
   ): SubmitResult {
     const s = this.store;
+    // Stored meanwhile (this copy's credentials were verified before it was queued).
     const dup = this.readBlock(block.hash);
-    if (dup !== undefined) return { status: 'duplicate', block, height: dup.height };
+    if (dup !== undefined) return { status: 'duplicate', block: dup.block, height: dup.height };
 
     const opening = block.previous === ZERO_HASH;
     const acct = this.getAccount(block.account);
@@ -1375,6 +1400,18 @@ const STAGEABLE = new Set(['send', 'receive', 'claim', 'burn', 'mint']);
 const MAX_CANDIDATES = 10;
 
 type Outcome = { value: SubmitResult | FinalizeAdvance[] } | { error: LedgerError };
+
+/** Same credentials: the one signature, or the same signer list (the hash covers everything else). */
+function sameCredentials(a: Block, b: Block): boolean {
+  if (a.signature !== b.signature) return false;
+  const x = a.signatures;
+  const y = b.signatures;
+  if (x === undefined || y === undefined) return x === y;
+  return (
+    x.length === y.length &&
+    x.every((s, i) => s.public_key === y[i]!.public_key && s.signature === y[i]!.signature)
+  );
+}
 
 interface Effects {
   balance: bigint;

@@ -1,4 +1,4 @@
-import type { Block } from '../protocol/block.ts';
+import { type Block, isBlockType } from '../protocol/block.ts';
 import { blockToJson, decodeBlock } from '../protocol/block-json.ts';
 import { bytesToHex, hexToBytes, isHex } from '../protocol/hex.ts';
 import { toBigIntField } from '../protocol/int.ts';
@@ -44,6 +44,27 @@ export function decodeBlockMessage(bytes: Uint8Array): Block | undefined {
     const o = parseJson(t) as Record<string, unknown>;
     if (Object.keys(o).length !== 1 || o.block === undefined) return undefined;
     return decodeBlock(o.block);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The type name of a well-formed block message whose type this node does not know (a block type of a
+ * newer network), or undefined. Such a block cannot be judged yet, so the validator ignores it rather
+ * than penalising the peer that relayed it (reference-behavior.md 9.1, L-19). Only asked once
+ * decodeBlockMessage has failed, so it costs the valid path nothing.
+ */
+export function unknownBlockType(bytes: Uint8Array): string | undefined {
+  const t = text(bytes);
+  if (t === undefined) return undefined;
+  try {
+    const o = parseJson(t) as Record<string, unknown>;
+    if (Object.keys(o).length !== 1 || typeof o.block !== 'object' || o.block === null) return undefined;
+    const type = (o.block as Record<string, unknown>).type;
+    return typeof type === 'string' && /^[a-z][a-z0-9_]{0,31}$/.test(type) && !isBlockType(type)
+      ? type
+      : undefined;
   } catch {
     return undefined;
   }

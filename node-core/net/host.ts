@@ -16,6 +16,7 @@ import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
 import {
   decodeBlockMessage,
+  unknownBlockType,
   decodeStateMessage,
   decodeVoteMessage,
   encodeBlockMessage,
@@ -287,7 +288,12 @@ export class P2PHost {
     pubsub.topicValidators.set(TOPICS.blocks, async (peer, msg) => {
       if (!this.verified.has(peer.toString())) return TopicValidatorResult.Ignore;
       const block = decodeBlockMessage(msg.data);
-      if (!block) return TopicValidatorResult.Reject;
+      if (!block) {
+        // A type of a newer network is not the relaying peer's fault: not relayed, not penalised.
+        return unknownBlockType(msg.data) === undefined
+          ? TopicValidatorResult.Reject
+          : TopicValidatorResult.Ignore;
+      }
       return VERDICTS[await this.handlers.onBlock(block, peer.toString())];
     });
     pubsub.topicValidators.set(TOPICS.votes, (peer, msg) => {

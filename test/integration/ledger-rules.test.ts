@@ -1,9 +1,10 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
-import { bytesToHex } from '../../node-core/protocol/hex.ts';
+import { bytesToHex, hexToBytes } from '../../node-core/protocol/hex.ts';
+import { type JsonValue, stringifyJson } from '../../node-core/protocol/json.ts';
 import { randomSeed } from '../../node-core/protocol/keys.ts';
-import {} from '../../node-core/protocol/pow.ts';
+import { powHash } from '../../node-core/protocol/pow.ts';
 import { U64_MAX } from '../../node-core/protocol/int.ts';
 import {
   Account,
@@ -87,6 +88,43 @@ describe('ledger rules: single-key accounts', () => {
     expect((await http(kit.url, 'GET', `/accounts/${a.address}/chain`)).headers.get('x-total-count')).toBe(
       '1',
     );
+  });
+
+  it('#15.2: a replay with a forged signature is refused, after or during the genuine one; a replay answers the stored block', async () => {
+    const forge = (b: Block): Block => {
+      const sig = b.signature!;
+      return { ...b, signature: (sig[0] === '0' ? '1' : '0') + sig.slice(1) };
+    };
+    const a = new Account(kit);
+    const claim = a.claimBlock(9n * XE);
+    // Concurrently: the forged copy must not share the genuine submission's outcome.
+    const [genuine, forgedDuring] = await Promise.all([submit(kit, claim), submit(kit, forge(claim))]);
+    expect(genuine.status).toBe(201);
+    expect(forgedDuring.status, forgedDuring.text).toBe(400);
+    expect(forgedDuring.body).toEqual({ error: 'block rejected: invalid signature', retryable: false });
+    a.advance(claim);
+    const stored = await http(kit.url, 'GET', `/blocks/${claim.hash}`);
+    const storedText = () => {
+      const o = { ...(stored.body as Record<string, JsonValue>) };
+      delete o.finalized;
+      return stringifyJson(o);
+    };
+    expect(genuine.text).toBe(storedText());
+
+    // After: the hash is stored, yet the forged copy is checked in full and changes nothing.
+    const before = await snapshot(kit);
+    const forgedAfter = await submit(kit, forge(claim));
+    expect(forgedAfter.status).toBe(400);
+    expect(forgedAfter.body).toEqual({ error: 'block rejected: invalid signature', retryable: false });
+    // A replay with another valid proof-of-work nonce is the same signed block: 201 with the stored
+    // block (its nonce), never what the client sent.
+    let nonce = (claim.pow_nonce ?? 0n) + 1n;
+    while (powHash(hexToBytes(claim.hash!), nonce) < kit.difficulty) nonce++;
+    const replay = await submit(kit, { ...claim, pow_nonce: nonce });
+    expect(replay.status).toBe(201);
+    expect(replay.text).toBe(storedText());
+    expect(await snapshot(kit)).toEqual(before);
+    expect((await http(kit.url, 'GET', `/blocks/${claim.hash}`)).text).toBe(stored.text);
   });
 
   it('rejects a missing hash and a hash that does not match the contents (400)', async () => {
@@ -384,7 +422,7 @@ describe('ledger rules: single-key accounts', () => {
     expect((await http(kit.url, 'GET', `/accounts/${a.address}/balance`)).body).toEqual({ XE: '1000000000' });
   });
 
-  it('rejects lease-family blocks with a clear "not supported yet" message (400)', async () => {
+  it('L-19: refuses lease-family blocks as a type it cannot judge yet (503, retryable)', async () => {
     const a = await funded(10n * XE);
     const other = randomHash();
     const cases: [Block['type'], Partial<Block>][] = [
@@ -397,7 +435,7 @@ describe('ledger rules: single-key accounts', () => {
     ];
     for (const [type, fields] of cases) {
       await expectRejected(kit, a.build({ type, asset: 'XE', balance: a.bal(), ...fields }), {
-        status: 400,
+        status: 503,
         reason: `${type} blocks are not supported by this node yet`,
       });
     }

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETCHECK_PROTOCOL, encodeHello } from '../../node-core/net/netcheck.ts';
 import { encodeBlockMessage, TOPICS } from '../../node-core/net/gossip.ts';
 import { ZERO_HASH } from '../../node-core/protocol/block.ts';
+import { blockToJson } from '../../node-core/protocol/block-json.ts';
+import { stringifyJson } from '../../node-core/protocol/json.ts';
 import { Account, kitOf, nowNs, sealed } from '../helpers/ledger-kit.ts';
 import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
@@ -124,6 +126,49 @@ describe('a hostile peer', () => {
       );
     } finally {
       await evil.stop();
+    }
+  }, 60_000);
+
+  it('L-19: a peer relaying blocks this node cannot judge yet (lease types, unknown types, missing dependencies) keeps its score', async () => {
+    const peer = await gossipPeer(a, 2);
+    try {
+      const kit = await kitOf(a);
+      const dropped = async () => (await a.client.get<{ dropped_blocks: number }>('/node')).dropped_blocks;
+      const droppedBefore = await dropped();
+      const signer = new Account(kit);
+      await signer.claim(5_000_000n);
+      const other = 'ab'.repeat(32);
+      const enc = new TextEncoder();
+      for (let i = 0; i < 40; i++) {
+        // Valid signature, key and proof of work: a lease block a leasing node would judge.
+        const lease = signer.build({
+          type: 'lease',
+          asset: 'XUSD',
+          balance: 0n,
+          destination: other,
+          amount: BigInt(i + 1),
+          vcpus: 1n,
+          duration: 3600n,
+        });
+        await peer.services.pubsub.publish(TOPICS.blocks, encodeBlockMessage(lease));
+        // A type of a newer network, well formed otherwise.
+        const newer = { ...(blockToJson(lease, 'reference') as object), type: 'lease_v9' };
+        await peer.services.pubsub.publish(TOPICS.blocks, enc.encode(stringifyJson({ block: newer })));
+        // Its previous block has not arrived (a dependency missing).
+        const orphan = sealed(
+          { ...signer.draft({ type: 'claim', asset: 'XE', amount: 1n, balance: 1n }), previous: other },
+          signer.seed,
+          kit,
+        );
+        await peer.services.pubsub.publish(TOPICS.blocks, encodeBlockMessage(orphan));
+      }
+      await new Promise((r) => setTimeout(r, 2500)); // scores are cached for one heartbeat
+      expect(a.node.p2p!.score(peer.peerId.toString())).toBeGreaterThanOrEqual(0);
+      expect((await a.client.get<{ status: string }>('/health')).status).toBe('ok');
+      // The orphans waited for their previous block (parked, not refused), then were given up on.
+      await waitFor(async () => (await dropped()) === droppedBefore + 40, 15_000, 'the orphans dropped');
+    } finally {
+      await peer.stop();
     }
   }, 60_000);
 

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   decodeBlockMessage,
+  unknownBlockType,
   decodeStateMessage,
   decodeVoteMessage,
   encodeBlockMessage,
@@ -18,6 +19,7 @@ import {
   stateBlockHash,
   parseStateBlock,
 } from '../../node-core/protocol/index.ts';
+import { stringifyJson } from '../../node-core/protocol/json.ts';
 import { vectors } from '../helpers/vectors.ts';
 
 const hello = { network_id: 'devnet-1', version: '1.0.0', features: [], genesis_hash: 'ab'.repeat(32) };
@@ -91,6 +93,26 @@ describe('gossip payloads', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('L-19: tells a block of an unknown type (a newer network) from a malformed message', () => {
+    const enc = new TextEncoder();
+    const v = vectors.vectors[1]!;
+    const known = encodeBlockMessage(decodeBlock(v.block));
+    expect(unknownBlockType(known)).toBeUndefined();
+    const newer = enc.encode(stringifyJson({ block: { ...(v.block as object), type: 'lease_v2' } }));
+    expect(decodeBlockMessage(newer)).toBeUndefined();
+    expect(unknownBlockType(newer)).toBe('lease_v2');
+    for (const bad of [
+      '{"block":{"type":7}}',
+      '{"block":{"type":"Not A Type"}}',
+      '{"block":{"type":""}}',
+      '{"block":"lease_v2"}',
+      '{"block":{"type":"lease_v2"},"extra":1}',
+      'not json',
+    ])
+      expect(unknownBlockType(enc.encode(bad)), bad).toBeUndefined();
+    expect(unknownBlockType(new Uint8Array(MAX_GOSSIP_BYTES + 1))).toBeUndefined();
   });
 
   it('refuses oversized messages and unknown vote fields', () => {
