@@ -2,7 +2,7 @@ import { type Block, encodeCanonical, ZERO_HASH } from '../protocol/block.ts';
 import { type HashedBlock, hashBlockNode } from '../fastpath/block-hash.ts';
 import { bytesToHex, hexToBytes } from '../protocol/hex.ts';
 import { U64_MAX } from '../protocol/int.ts';
-import { addressFromPublicKey, type Keyset, multisigAddress, type Verifier } from '../protocol/keys.ts';
+import { addressFromPublicKey, type Keyset, type Verifier } from '../protocol/keys.ts';
 import { ASSETS } from '../protocol/units.ts';
 import type { StateChain } from '../statechain/statechain.ts';
 import type { Store } from '../store/store.ts';
@@ -26,7 +26,8 @@ import {
   pendingKey,
   seqKey,
 } from './codec.ts';
-import { addSupply, type Counters, CountersBook, type SupplyDelta } from './counters.ts';
+import { addSupply, type Counters, CountersBook } from './counters.ts';
+import { applyTypeRule, type Effects, type RuleView, type SignedBlock } from './rules/index.ts';
 
 /**
  * The ledger: validates blocks in the order reference-behavior.md section 3.1 gives and applies each
@@ -50,7 +51,7 @@ export interface LedgerDeps {
   now: () => bigint;
 }
 
-export type SignedBlock = Block & { hash: string };
+export type { SignedBlock } from './rules/index.ts';
 
 export interface CommittedBlock {
   block: SignedBlock;
@@ -117,6 +118,8 @@ export class Ledger {
   private readonly powHash: (target: Uint8Array, nonce: bigint) => bigint;
   private readonly now: () => bigint;
   readonly counters: CountersBook;
+  /** What the type rules read: this ledger's store and state chain as they stand. */
+  private readonly ruleView: RuleView;
   /** Submissions in flight by hash: a resubmission of the same signed block shares the outcome. */
   private readonly inflight = new Map<string, { block: Block; outcome: Promise<SubmitResult> }>();
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
@@ -148,6 +151,18 @@ export class Ledger {
     this.powHash = deps.powHash;
     this.now = deps.now;
     this.counters = new CountersBook(deps.store);
+    const sc = this.sc;
+    this.ruleView = {
+      get faucet() {
+        return sc.faucet;
+      },
+      isMinter: (address) => sc.minters.has(address),
+      pending: (account, source) => {
+        const bytes = this.store.accounts.get(pendingKey(account, source));
+        return bytes === undefined ? undefined : decodePending(bytes);
+      },
+      block: (hash) => this.readBlock(hash)?.block,
+    };
   }
 
   start(): void {
@@ -848,109 +863,9 @@ export class Ledger {
     }
   }
 
-  /** Per-type rules: the expected post-block balance and the block's side effects. */
+  /** The type rule of a block: its expected post-block balance and its effects (rules/). */
   private applyType(block: SignedBlock, acct: AccountRecord | undefined, old: bigint): Effects {
-    const amount = block.amount ?? 0n;
-    const requirePositive = () => {
-      if (amount <= 0n) throw new LedgerError('amount_zero', 'amount must be greater than 0');
-    };
-    const add = (a: bigint, b: bigint) => {
-      if (a + b > U64_MAX) throw new LedgerError('overflow', 'balance would exceed 2^64-1');
-      return a + b;
-    };
-    const spend = () => {
-      requirePositive();
-      if (amount > old)
-        throw new LedgerError(
-          'insufficient_balance',
-          `insufficient balance: ${old} ${block.asset} available`,
-        );
-      return old - amount;
-    };
-    switch (block.type) {
-      case 'claim': {
-        if (block.asset !== 'XE') throw new LedgerError('wrong_asset', 'claim is XE only');
-        const faucet = this.sc.faucet;
-        if (!faucet) throw new LedgerError('faucet_disabled', 'the faucet is not enabled on this network');
-        requirePositive();
-        const since = block.timestamp - faucet.period_ns;
-        const recent = (acct?.claims ?? []).filter(([t]) => t > since);
-        const used = recent.reduce((sum, [, v]) => sum + v, 0n);
-        if (used + amount > faucet.amount) {
-          throw new LedgerError(
-            'claim_limit',
-            `claim limit exceeded: ${faucet.amount} per ${faucet.period_ns} ns, ${faucet.amount - used} left`,
-          );
-        }
-        return {
-          balance: add(old, amount),
-          claims: [...recent, [block.timestamp, amount]],
-          supply: { asset: 'XE', term: 'faucet', amount },
-        };
-      }
-      case 'send': {
-        if (block.destination === block.account)
-          throw new LedgerError('self_send', 'destination must differ from the account');
-        const balance = spend();
-        return {
-          balance,
-          pendingPut: {
-            destination: block.destination!,
-            from: block.account,
-            amount,
-            asset: block.asset,
-            timestamp: block.timestamp,
-          },
-        };
-      }
-      case 'receive': {
-        const key: [string, string] = [block.account, block.source!];
-        const text = this.store.accounts.get(pendingKey(key[0], key[1]));
-        if (text === undefined) {
-          const src = this.readBlock(block.source!);
-          if (src !== undefined) {
-            const s = src.block;
-            if (s.type === 'send' && s.destination === block.account) {
-              throw new LedgerError('source_received', 'source send already received');
-            }
-            throw new LedgerError('source_not_pending', 'source is not a send to this account', false);
-          }
-          throw new LedgerError('source_not_pending', 'source send not pending');
-        }
-        const p = decodePending(text);
-        if (p.asset !== block.asset)
-          throw new LedgerError('wrong_asset', `the pending send is in ${p.asset}`);
-        if (amount !== 0n && amount !== p.amount)
-          throw new LedgerError('balance_mismatch', 'amount differs from the send');
-        return { balance: add(old, p.amount), pendingDelete: key };
-      }
-      case 'burn': {
-        if (block.asset !== 'XE') throw new LedgerError('wrong_asset', 'burn is XE only');
-        const balance = spend();
-        return { balance, supply: { asset: 'XE', term: 'burned', amount } };
-      }
-      case 'mint': {
-        if (block.asset !== 'XUSD') throw new LedgerError('wrong_asset', 'mint is XUSD only');
-        if (!this.sc.minters.has(block.account))
-          throw new LedgerError('not_minter', 'account is not a minter (sys.minter)');
-        requirePositive();
-        return { balance: add(old, amount), supply: { asset: 'XUSD', term: 'minted', amount } };
-      }
-      case 'multisig_open': {
-        if (block.previous !== ZERO_HASH)
-          throw new LedgerError('multisig', 'multisig_open must open the account');
-        if (multisigAddress(block.keyset!) !== block.account) {
-          throw new LedgerError('multisig', 'account is not the address of the keyset');
-        }
-        return { balance: 0n, keyset: block.keyset! };
-      }
-      case 'multisig_update': {
-        if (!acct?.keyset) throw new LedgerError('multisig', 'not a multisig account');
-        return { balance: old, keyset: block.keyset! };
-      }
-      default:
-        throw new LedgerError('unsupported_type', `${block.type} blocks are not supported by this node yet`);
-    }
+    return applyTypeRule({ block, acct, old, view: this.ruleView });
   }
 
   /** Adjusts a representative's delegated weight in the group's running view (clamped at 0). */
@@ -977,7 +892,7 @@ export class Ledger {
     if (this.writeScheduled) return;
     this.writeScheduled = true;
     let taken: WriteOp[] = [];
-    const committed = this.store.root.childTransaction(() => {
+    const committed = this.store.childTransaction(() => {
       this.writeScheduled = false;
       taken = this.writeQueue;
       this.writeQueue = [];
@@ -1411,13 +1326,4 @@ function sameCredentials(a: Block, b: Block): boolean {
     x.length === y.length &&
     x.every((s, i) => s.public_key === y[i]!.public_key && s.signature === y[i]!.signature)
   );
-}
-
-interface Effects {
-  balance: bigint;
-  pendingPut?: PendingRecord & { destination: string };
-  pendingDelete?: [string, string];
-  keyset?: Keyset;
-  claims?: [bigint, bigint][];
-  supply?: SupplyDelta;
 }
