@@ -7,25 +7,20 @@ import { ASSETS } from '../protocol/units.ts';
 import type { StateChain } from '../statechain/statechain.ts';
 import type { Store } from '../store/store.ts';
 import { LedgerError } from './errors.ts';
-import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
+import type { AccountRecord, BlockRecord } from './records.ts';
 import {
   accountKey,
-  accountRange,
-  addRecordBalances,
   chainKey,
-  decodeAccount,
   decodeBlockRecord,
   decodePending,
   encodeAccount,
   encodeBlockRecord,
   encodePending,
   hashKey,
-  isPendingKey,
-  isRecordKey,
-  parseAccountKey,
   pendingKey,
   seqKey,
 } from './codec.ts';
+import { LedgerReads } from './reads.ts';
 import { addSupply, type Counters, CountersBook } from './counters.ts';
 import { applyTypeRule, type Effects, type RuleView, type SignedBlock } from './rules/index.ts';
 
@@ -52,6 +47,7 @@ export interface LedgerDeps {
 }
 
 export type { SignedBlock } from './rules/index.ts';
+export type { PendingEntry, StoredBlock } from './reads.ts';
 
 export interface CommittedBlock {
   block: SignedBlock;
@@ -85,17 +81,6 @@ export interface SubmitOptions {
   live: boolean;
 }
 
-export interface StoredBlock {
-  block: SignedBlock;
-  height: number;
-  finalized: boolean;
-}
-
-export interface PendingEntry extends PendingRecord {
-  hash: string;
-  destination: string;
-}
-
 export const LIVE_WINDOW_NS = 3_600_000_000_000n;
 const LEASE_TYPES = new Set([
   'lease',
@@ -110,8 +95,7 @@ const SPENDING_TYPES = new Set(['send', 'burn', 'lease', 'multisig_open', 'multi
 
 type CommitListener = (committed: CommittedBlock[]) => void;
 
-export class Ledger {
-  private readonly store: Store;
+export class Ledger extends LedgerReads {
   private readonly sc: StateChain;
   private readonly verifier: AsyncVerifier;
   private readonly verifySync: Verifier;
@@ -144,7 +128,7 @@ export class Ledger {
   private readonly groupsInFlight = new Set<Promise<void>>();
 
   constructor(deps: LedgerDeps) {
-    this.store = deps.store;
+    super(deps.store);
     this.sc = deps.statechain;
     this.verifier = deps.verifier;
     this.verifySync = deps.verifySync;
@@ -654,22 +638,6 @@ export class Ledger {
   }
 
   /** The balance of an asset after the block at `height` (0 before any block of that asset). */
-  private balanceAt(account: string, height: number, asset: string): bigint {
-    for (let h = height; h >= 1; h--) {
-      const b = this.blockAt(account, h)!.block;
-      if (b.asset === asset) return b.balance;
-    }
-    return 0n;
-  }
-
-  private representativeAt(account: string, height: number): string | undefined {
-    for (let h = height; h >= 1; h--) {
-      const rep = this.blockAt(account, h)!.block.representative;
-      if (rep) return rep;
-    }
-    return undefined;
-  }
-
   /**
    * Settles a conflict for `winner`: a staged winner replaces the block at the position, which is
    * undone with everything built on it, on this account and on the accounts that received its sends
@@ -925,9 +893,11 @@ export class Ledger {
         if (accepted.length > 0) for (const fn of this.listeners) fn(accepted);
       },
       (err: Error) => {
-        // The whole group failed (an I/O error, or a bug mid-write): nothing of it was written, so
-        // the conflict cache goes back to what the store holds.
+        // The whole group failed (an I/O error, a full disk, or a bug mid-write): nothing of it was
+        // written, so the conflict cache goes back to what the store holds, and winners it applied
+        // are not announced.
         this.loadConflicts();
+        this.resolvedWinners = this.resolvedWinners.filter((w) => this.readBlock(w.block.hash) !== undefined);
         if (taken.length === 0) {
           this.writeScheduled = false;
           taken = this.writeQueue;
@@ -1044,214 +1014,6 @@ export class Ledger {
 
   private writeAccount(address: string, rec: AccountRecord): void {
     this.store.accounts.putSync(accountKey(address), encodeAccount(rec));
-  }
-
-  private blockBySeq(seq: Uint8Array): BlockRecord & { block: SignedBlock } {
-    return decodeBlockRecord(this.store.blocks.get(seq)!) as BlockRecord & { block: SignedBlock };
-  }
-
-  private readBlock(hash: string): (BlockRecord & { block: SignedBlock }) | undefined {
-    const seq = this.store.hashes.get(hashKey(hash));
-    return seq === undefined ? undefined : this.blockBySeq(seq);
-  }
-
-  /** The block at a chain height (1-based). */
-  private blockAt(address: string, height: number): (BlockRecord & { block: SignedBlock }) | undefined {
-    const entry = this.store.accounts.get(chainKey(address, height));
-    return entry === undefined ? undefined : this.blockBySeq(entry.subarray(0, 8));
-  }
-
-  // ---- reads ------------------------------------------------------------------------------------
-
-  getAccount(address: string): AccountRecord | undefined {
-    const bytes = this.store.accounts.get(accountKey(address));
-    return bytes === undefined ? undefined : decodeAccount(bytes);
-  }
-
-  getBlock(hash: string): StoredBlock | undefined {
-    const rec = this.readBlock(hash);
-    if (!rec) return undefined;
-    const acct = this.getAccount(rec.block.account);
-    return { ...rec, finalized: acct !== undefined && rec.height <= acct.final_height };
-  }
-
-  /** Blocks of a chain, oldest first, from 0-based `offset`. Undefined for an unknown account. */
-  getChain(
-    address: string,
-    offset: number,
-    limit: number,
-  ): { total: number; blocks: StoredBlock[] } | undefined {
-    const acct = this.getAccount(address);
-    if (!acct) return undefined;
-    const blocks: StoredBlock[] = [];
-    const { end } = accountRange(address, 'chain');
-    for (const { value } of this.store.accounts.getRange({
-      start: chainKey(address, offset + 1),
-      end,
-      limit,
-    })) {
-      const rec = this.blockBySeq(value.subarray(0, 8));
-      blocks.push({ ...rec, finalized: rec.height <= acct.final_height });
-    }
-    return { total: acct.height, blocks };
-  }
-
-  /** Block hash at a chain height (1-based). */
-  hashAt(address: string, height: number): string | undefined {
-    const entry = this.store.accounts.get(chainKey(address, height));
-    return entry === undefined ? undefined : bytesToHex(entry.subarray(8, 40));
-  }
-
-  listAccounts(offset: number, limit: number): { address: string; account: AccountRecord }[] {
-    // The offset is walked over keys alone: nothing is read or decoded for the accounts skipped.
-    let start: Uint8Array | undefined;
-    let skipped = 0;
-    for (const key of this.store.accounts.getKeys({})) {
-      if (!isRecordKey(key)) continue;
-      if (skipped++ === offset) {
-        start = new Uint8Array(key); // a copy: the iterator may reuse its key buffer
-        break;
-      }
-    }
-    const out: { address: string; account: AccountRecord }[] = [];
-    if (start === undefined) return out;
-    for (const { key, value } of this.store.accounts.getRange({ start })) {
-      if (!isRecordKey(key)) continue;
-      out.push({ address: bytesToHex(key.subarray(0, 32)), account: decodeAccount(value) });
-      if (out.length >= limit) break;
-    }
-    return out;
-  }
-
-  pendingFor(address: string, offset: number, limit: number): PendingEntry[] {
-    const out: PendingEntry[] = [];
-    for (const { key, value } of this.store.accounts.getRange({
-      ...accountRange(address, 'pending'),
-      offset,
-      limit,
-    })) {
-      const k = parseAccountKey(key);
-      if (k.kind === 'pending')
-        out.push({ ...decodePending(value), destination: k.destination, hash: k.hash });
-    }
-    return out;
-  }
-
-  listPending(offset: number, limit: number): PendingEntry[] {
-    const out: PendingEntry[] = [];
-    let skipped = 0;
-    for (const p of this.allPending()) {
-      if (skipped++ < offset) continue;
-      out.push(p);
-      if (out.length >= limit) break;
-    }
-    return out;
-  }
-
-  /**
-   * Newest blocks first by timestamp, among the most recently stored ones (commit order follows
-   * time closely); `since` keeps only strictly later blocks.
-   */
-  recentBlocks(limit: number, since?: bigint): StoredBlock[] {
-    const window: (BlockRecord & { block: SignedBlock })[] = [];
-    for (const { value } of this.store.blocks.getRange({
-      reverse: true,
-      limit: Math.min(limit * 2 + 100, 3000),
-    })) {
-      window.push(decodeBlockRecord(value) as BlockRecord & { block: SignedBlock });
-    }
-    const picked = window
-      .filter((r) => since === undefined || r.block.timestamp > since)
-      .sort((a, b) =>
-        a.block.timestamp > b.block.timestamp ? -1 : a.block.timestamp < b.block.timestamp ? 1 : 0,
-      )
-      .slice(0, limit);
-    const finals = new Map<string, number>();
-    return picked.map((r) => {
-      let f = finals.get(r.block.account);
-      if (f === undefined)
-        finals.set(r.block.account, (f = this.getAccount(r.block.account)?.final_height ?? 0));
-      return { ...r, finalized: r.height <= f };
-    });
-  }
-
-  /**
-   * Spendable funds (reference-behavior.md section 2.4): the balance at the final height, minus every
-   * committed but unfinalized outflow above it; unfinalized inflows are left out.
-   */
-  spendable(address: string): Record<string, bigint> {
-    const acct = this.getAccount(address);
-    if (!acct) return {};
-    const out: Record<string, bigint> = { ...acct.final_balances };
-    for (let h = acct.final_height + 1; h <= acct.height; h++) {
-      const b = this.blockAt(address, h)!.block;
-      if (b.type === 'send' || b.type === 'burn') out[b.asset] = (out[b.asset] ?? 0n) - (b.amount ?? 0n);
-    }
-    for (const [k, v] of Object.entries(out)) if (v <= 0n) delete out[k];
-    return out;
-  }
-
-  /** Delegated XE weight per representative. */
-  repWeights(): Map<string, bigint> {
-    const out = new Map<string, bigint>();
-    for (const { key, value } of this.store.reps.getRange({})) out.set(key, BigInt(value));
-    return out;
-  }
-
-  /** Accounts with blocks above their final height. */
-  unfinalizedAccounts(): string[] {
-    return [...this.store.unfinal.getKeys({})];
-  }
-
-  /** Iterates every account in address order (a snapshot of the store), after `after` if given. */
-  *allAccounts(after?: string): Generator<[string, AccountRecord]> {
-    // Sub-keys sort after the record key (tag 0x00), so starting at tag 0x01 skips `after` itself.
-    const range = after === undefined ? {} : { start: accountRange(after, 'chain').start };
-    for (const { key, value } of this.store.accounts.getRange(range)) {
-      if (isRecordKey(key)) yield [bytesToHex(key.subarray(0, 32)), decodeAccount(value)];
-    }
-  }
-
-  /**
-   * One pass over the account records and pending sends, for the supply report: totals only, with
-   * nothing decoded beyond the amounts.
-   */
-  sumHoldings(): {
-    accounts: number;
-    balances: Record<string, bigint>;
-    pending: number;
-    inFlight: Record<string, bigint>;
-  } {
-    const out = {
-      accounts: 0,
-      balances: {} as Record<string, bigint>,
-      pending: 0,
-      inFlight: {} as Record<string, bigint>,
-    };
-    for (const { key, value } of this.store.accounts.getRange({})) {
-      if (isRecordKey(key)) {
-        out.accounts++;
-        addRecordBalances(value, out.balances);
-      } else if (isPendingKey(key)) {
-        out.pending++;
-        const p = decodePending(value);
-        out.inFlight[p.asset] = (out.inFlight[p.asset] ?? 0n) + p.amount;
-      }
-    }
-    return out;
-  }
-
-  *allPending(): Generator<PendingEntry> {
-    for (const { key, value } of this.store.accounts.getRange({})) {
-      const k = parseAccountKey(key);
-      if (k.kind === 'pending') yield { ...decodePending(value), destination: k.destination, hash: k.hash };
-    }
-  }
-
-  /** The canonical bytes of a stored block (for sync and diagnostics). */
-  canonicalOf(hash: string): Uint8Array | undefined {
-    const b = this.readBlock(hash);
-    return b ? encodeCanonical(b.block) : undefined;
   }
 }
 

@@ -1,0 +1,266 @@
+import { encodeCanonical } from '../protocol/block.ts';
+import { bytesToHex } from '../protocol/hex.ts';
+import type { Store } from '../store/store.ts';
+import {
+  accountKey,
+  accountRange,
+  addRecordBalances,
+  chainKey,
+  decodeAccount,
+  decodeBlockRecord,
+  decodePending,
+  hashKey,
+  isPendingKey,
+  isRecordKey,
+  parseAccountKey,
+} from './codec.ts';
+import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
+import type { SignedBlock } from './rules/index.ts';
+
+export interface StoredBlock {
+  block: SignedBlock;
+  height: number;
+  finalized: boolean;
+}
+
+export interface PendingEntry extends PendingRecord {
+  hash: string;
+  destination: string;
+}
+
+/**
+ * The read side of the ledger: accounts, chains, blocks, pending entries and totals, straight from the
+ * store (every key layout lives in codec.ts). Reads never write and hold no state of their own, so
+ * the ledger's write path extends this class and every reader sees what the last commit left.
+ */
+export class LedgerReads {
+  protected readonly store: Store;
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  protected blockBySeq(seq: Uint8Array): BlockRecord & { block: SignedBlock } {
+    return decodeBlockRecord(this.store.blocks.get(seq)!) as BlockRecord & { block: SignedBlock };
+  }
+
+  protected readBlock(hash: string): (BlockRecord & { block: SignedBlock }) | undefined {
+    const seq = this.store.hashes.get(hashKey(hash));
+    return seq === undefined ? undefined : this.blockBySeq(seq);
+  }
+
+  /** The block at a chain height (1-based). */
+  protected blockAt(address: string, height: number): (BlockRecord & { block: SignedBlock }) | undefined {
+    const entry = this.store.accounts.get(chainKey(address, height));
+    return entry === undefined ? undefined : this.blockBySeq(entry.subarray(0, 8));
+  }
+
+  /** The balance of `asset` after the block at `height` (0 before the first block). */
+  protected balanceAt(account: string, height: number, asset: string): bigint {
+    for (let h = height; h >= 1; h--) {
+      const b = this.blockAt(account, h)!.block;
+      if (b.asset === asset) return b.balance;
+    }
+    return 0n;
+  }
+
+  /** The representative in force after the block at `height`. */
+  protected representativeAt(account: string, height: number): string | undefined {
+    for (let h = height; h >= 1; h--) {
+      const rep = this.blockAt(account, h)!.block.representative;
+      if (rep) return rep;
+    }
+    return undefined;
+  }
+
+  getAccount(address: string): AccountRecord | undefined {
+    const bytes = this.store.accounts.get(accountKey(address));
+    return bytes === undefined ? undefined : decodeAccount(bytes);
+  }
+
+  getBlock(hash: string): StoredBlock | undefined {
+    const rec = this.readBlock(hash);
+    if (!rec) return undefined;
+    const acct = this.getAccount(rec.block.account);
+    return { ...rec, finalized: acct !== undefined && rec.height <= acct.final_height };
+  }
+
+  /** Blocks of a chain, oldest first, from 0-based `offset`. Undefined for an unknown account. */
+  getChain(
+    address: string,
+    offset: number,
+    limit: number,
+  ): { total: number; blocks: StoredBlock[] } | undefined {
+    const acct = this.getAccount(address);
+    if (!acct) return undefined;
+    const blocks: StoredBlock[] = [];
+    const { end } = accountRange(address, 'chain');
+    for (const { value } of this.store.accounts.getRange({
+      start: chainKey(address, offset + 1),
+      end,
+      limit,
+    })) {
+      const rec = this.blockBySeq(value.subarray(0, 8));
+      blocks.push({ ...rec, finalized: rec.height <= acct.final_height });
+    }
+    return { total: acct.height, blocks };
+  }
+
+  /** Block hash at a chain height (1-based). */
+  hashAt(address: string, height: number): string | undefined {
+    const entry = this.store.accounts.get(chainKey(address, height));
+    return entry === undefined ? undefined : bytesToHex(entry.subarray(8, 40));
+  }
+
+  listAccounts(offset: number, limit: number): { address: string; account: AccountRecord }[] {
+    // The offset is walked over keys alone: nothing is read or decoded for the accounts skipped.
+    let start: Uint8Array | undefined;
+    let skipped = 0;
+    for (const key of this.store.accounts.getKeys({})) {
+      if (!isRecordKey(key)) continue;
+      if (skipped++ === offset) {
+        start = new Uint8Array(key); // a copy: the iterator may reuse its key buffer
+        break;
+      }
+    }
+    const out: { address: string; account: AccountRecord }[] = [];
+    if (start === undefined) return out;
+    for (const { key, value } of this.store.accounts.getRange({ start })) {
+      if (!isRecordKey(key)) continue;
+      out.push({ address: bytesToHex(key.subarray(0, 32)), account: decodeAccount(value) });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  pendingFor(address: string, offset: number, limit: number): PendingEntry[] {
+    const out: PendingEntry[] = [];
+    for (const { key, value } of this.store.accounts.getRange({
+      ...accountRange(address, 'pending'),
+      offset,
+      limit,
+    })) {
+      const k = parseAccountKey(key);
+      if (k.kind === 'pending')
+        out.push({ ...decodePending(value), destination: k.destination, hash: k.hash });
+    }
+    return out;
+  }
+
+  listPending(offset: number, limit: number): PendingEntry[] {
+    const out: PendingEntry[] = [];
+    let skipped = 0;
+    for (const p of this.allPending()) {
+      if (skipped++ < offset) continue;
+      out.push(p);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /**
+   * Newest blocks first by timestamp, among the most recently stored ones (commit order follows
+   * time closely); `since` keeps only strictly later blocks.
+   */
+  recentBlocks(limit: number, since?: bigint): StoredBlock[] {
+    const window: (BlockRecord & { block: SignedBlock })[] = [];
+    for (const { value } of this.store.blocks.getRange({
+      reverse: true,
+      limit: Math.min(limit * 2 + 100, 3000),
+    })) {
+      window.push(decodeBlockRecord(value) as BlockRecord & { block: SignedBlock });
+    }
+    const picked = window
+      .filter((r) => since === undefined || r.block.timestamp > since)
+      .sort((a, b) =>
+        a.block.timestamp > b.block.timestamp ? -1 : a.block.timestamp < b.block.timestamp ? 1 : 0,
+      )
+      .slice(0, limit);
+    const finals = new Map<string, number>();
+    return picked.map((r) => {
+      let f = finals.get(r.block.account);
+      if (f === undefined)
+        finals.set(r.block.account, (f = this.getAccount(r.block.account)?.final_height ?? 0));
+      return { ...r, finalized: r.height <= f };
+    });
+  }
+
+  /**
+   * Spendable funds (reference-behavior.md section 2.4): the balance at the final height, minus every
+   * committed but unfinalized outflow above it; unfinalized inflows are left out.
+   */
+  spendable(address: string): Record<string, bigint> {
+    const acct = this.getAccount(address);
+    if (!acct) return {};
+    const out: Record<string, bigint> = { ...acct.final_balances };
+    for (let h = acct.final_height + 1; h <= acct.height; h++) {
+      const b = this.blockAt(address, h)!.block;
+      if (b.type === 'send' || b.type === 'burn') out[b.asset] = (out[b.asset] ?? 0n) - (b.amount ?? 0n);
+    }
+    for (const [k, v] of Object.entries(out)) if (v <= 0n) delete out[k];
+    return out;
+  }
+
+  /** Delegated XE weight per representative. */
+  repWeights(): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    for (const { key, value } of this.store.reps.getRange({})) out.set(key, BigInt(value));
+    return out;
+  }
+
+  /** Accounts with blocks above their final height. */
+  unfinalizedAccounts(): string[] {
+    return [...this.store.unfinal.getKeys({})];
+  }
+
+  /** Iterates every account in address order (a snapshot of the store), after `after` if given. */
+  *allAccounts(after?: string): Generator<[string, AccountRecord]> {
+    // Sub-keys sort after the record key (tag 0x00), so starting at tag 0x01 skips `after` itself.
+    const range = after === undefined ? {} : { start: accountRange(after, 'chain').start };
+    for (const { key, value } of this.store.accounts.getRange(range)) {
+      if (isRecordKey(key)) yield [bytesToHex(key.subarray(0, 32)), decodeAccount(value)];
+    }
+  }
+
+  /**
+   * One pass over the account records and pending sends, for the supply report: totals only, with
+   * nothing decoded beyond the amounts.
+   */
+  sumHoldings(): {
+    accounts: number;
+    balances: Record<string, bigint>;
+    pending: number;
+    inFlight: Record<string, bigint>;
+  } {
+    const out = {
+      accounts: 0,
+      balances: {} as Record<string, bigint>,
+      pending: 0,
+      inFlight: {} as Record<string, bigint>,
+    };
+    for (const { key, value } of this.store.accounts.getRange({})) {
+      if (isRecordKey(key)) {
+        out.accounts++;
+        addRecordBalances(value, out.balances);
+      } else if (isPendingKey(key)) {
+        out.pending++;
+        const p = decodePending(value);
+        out.inFlight[p.asset] = (out.inFlight[p.asset] ?? 0n) + p.amount;
+      }
+    }
+    return out;
+  }
+
+  *allPending(): Generator<PendingEntry> {
+    for (const { key, value } of this.store.accounts.getRange({})) {
+      const k = parseAccountKey(key);
+      if (k.kind === 'pending') yield { ...decodePending(value), destination: k.destination, hash: k.hash };
+    }
+  }
+
+  /** The canonical bytes of a stored block (for sync and diagnostics). */
+  canonicalOf(hash: string): Uint8Array | undefined {
+    const b = this.readBlock(hash);
+    return b ? encodeCanonical(b.block) : undefined;
+  }
+}
