@@ -1,4 +1,5 @@
 import { ProtocolError } from '../protocol/errors.ts';
+import { StoreFullError } from '../store/errors.ts';
 
 /**
  * The one registry of the API's coded errors. Every error response the node sends comes from here, in
@@ -180,6 +181,9 @@ export function validationMessage(context: string, issues: readonly ValidationIs
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  // Transient: the write may succeed once the operator frees space.
+  if (err instanceof StoreFullError)
+    return new ApiError('unavailable', err.message, { retryable: true, cause: err });
   if (err instanceof ProtocolError) {
     // A handler decoding client data (a block, an address) failed: the input is at fault.
     return err.code === 'ERR_JSON'

@@ -1,5 +1,6 @@
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { parseJson } from '../protocol/json.ts';
+import { isFull, StoreFullError } from './errors.ts';
 
 /**
  * The node's durable store: one LMDB environment with named databases. Ledger records are compact
@@ -14,6 +15,24 @@ export interface StoreOptions {
   path: string;
   /** Initial map size in bytes; LMDB grows it as needed. */
   mapSize?: number;
+}
+
+/**
+ * The error behind a failed LMDB write: lmdb-js rejects every write of a failed commit with a
+ * generic "Commit failed" whose `commitError` promise holds the cause (ENOSPC, an I/O error). That
+ * promise must be awaited, or its rejection goes unhandled and ends the process.
+ */
+async function commitFailure(e: unknown): Promise<unknown> {
+  const pending = (e as { commitError?: Promise<unknown> } | undefined)?.commitError;
+  let cause = e;
+  if (pending !== undefined && typeof pending.then === 'function') {
+    try {
+      await pending;
+    } catch (inner) {
+      cause = inner;
+    }
+  }
+  return isFull(cause) ? new StoreFullError(cause) : cause;
 }
 
 export class Store {
@@ -79,8 +98,13 @@ export class Store {
       mapSize: opts.mapSize ?? 256 * 1024 * 1024,
       maxDbs: 16,
       // Child transactions (an abortable unit per block) need no shared cache and no write map.
+      // Without a write map a full disk is an error at commit (ENOSPC), not a SIGBUS on a page.
       cache: false,
       useWritemap: false,
+      // Every write goes through an explicit transaction, so LMDB's batching of loose writes per
+      // event turn adds nothing; and its batch keeps a promise of its own that, when a commit fails
+      // (a full disk), rejects with no handler and would end the process.
+      eventTurnBatching: false,
     });
     return new Store(root);
   }
@@ -91,9 +115,22 @@ export class Store {
    * that error; other units of the batch are unaffected.
    */
   async transaction<T>(fn: () => T): Promise<T> {
-    const result = await this.root.childTransaction(fn);
+    const result = await this.childTransaction(fn);
     await this.root.flushed;
     return result;
+  }
+
+  /**
+   * `fn` as one unit of the next batched write transaction, resolved once committed (not yet
+   * flushed). A commit that fails for want of space rejects with StoreFullError; nothing of the
+   * batch was written, and later transactions commit normally once space is freed.
+   */
+  async childTransaction<T>(fn: () => T): Promise<T> {
+    try {
+      return await this.root.childTransaction(fn);
+    } catch (e) {
+      throw await commitFailure(e);
+    }
   }
 
   getJson<T>(db: Database<string, string>, key: string): T | undefined {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, ERROR_REGISTRY, toApiError, validationMessage } from '../../node-core/api/errors.ts';
 import { ProtocolError } from '../../node-core/protocol/errors.ts';
+import { StoreFullError } from '../../node-core/store/errors.ts';
 
 describe('API error registry', () => {
   it('holds the contract statuses and messages', () => {
@@ -101,5 +102,11 @@ describe('toApiError', () => {
       expect(e.status).toBe(500);
       expect(e.toBody()).toEqual({ error: 'internal error' });
     }
+  });
+
+  it('answers a full disk 503, retryable, saying so', () => {
+    const e = toApiError(new StoreFullError(Object.assign(new Error('No space left'), { code: 28 })));
+    expect(e.status).toBe(503);
+    expect(e.toBody()).toEqual({ error: "the node's disk is full; retry later", retryable: true });
   });
 });

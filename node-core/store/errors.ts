@@ -1,0 +1,27 @@
+/**
+ * Store failures the rest of the node answers on their own terms. Kept apart from store.ts so that
+ * the API can recognise them without loading LMDB.
+ */
+
+/** LMDB's code for a full map (MDB_MAP_FULL); the file system's is ENOSPC (28 on Linux and macOS). */
+const MDB_MAP_FULL = -30792;
+const ENOSPC = 28;
+
+/**
+ * A write the store could not commit because the disk (or the store's map) is full. Nothing of the
+ * transaction was written; the same write can succeed once space is freed, so callers answer it as a
+ * transient failure (HTTP 503, retryable).
+ */
+export class StoreFullError extends Error {
+  readonly code = 'disk_full';
+  constructor(cause: unknown) {
+    super("the node's disk is full; retry later", { cause });
+    this.name = 'StoreFullError';
+  }
+}
+
+/** Whether an error from LMDB or the file system means that no space is left. */
+export function isFull(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code === ENOSPC || code === 'ENOSPC' || code === MDB_MAP_FULL || code === 'MDB_MAP_FULL';
+}
