@@ -44,9 +44,12 @@ describe.skipIf(skipReason !== undefined)(
 
     beforeAll(() => mkdirSync(dataDir));
     afterAll(async () => {
-      await t?.stop({ keepData: true });
-      execFileSync('umount', [mountPoint]);
-      rmSync(mountPoint, { recursive: true, force: true });
+      try {
+        await t?.stop({ keepData: true });
+      } finally {
+        execFileSync('umount', [mountPoint]);
+        rmSync(mountPoint, { recursive: true, force: true });
+      }
     });
 
     it('answers 503 retryable while full, keeps reads and every acknowledged block, and recovers', async () => {
