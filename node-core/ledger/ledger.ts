@@ -11,7 +11,6 @@ import type { AccountRecord, BlockRecord } from './records.ts';
 import {
   accountKey,
   chainKey,
-  decodeBlockRecord,
   decodePending,
   encodeAccount,
   encodeBlockRecord,
@@ -20,6 +19,7 @@ import {
   pendingKey,
   seqKey,
 } from './codec.ts';
+import { type Conflict, ConflictBook, type StagedBlock } from './conflict-book.ts';
 import { LedgerReads } from './reads.ts';
 import { addSupply, type Counters, CountersBook } from './counters.ts';
 import { applyTypeRule, type Effects, type RuleView, type SignedBlock } from './rules/index.ts';
@@ -108,9 +108,8 @@ export class Ledger extends LedgerReads {
   private readonly inflight = new Map<string, { block: Block; outcome: Promise<SubmitResult> }>();
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
   private readonly openingKeys = new Map<string, string>();
-  /** Open conflicts by position `account:height`, and their staged candidates by hash. */
-  private readonly conflicts = new Map<string, Conflict>();
-  private readonly staged = new Map<string, { block: SignedBlock; height: number }>();
+  /** Open conflicts by position and their staged candidates (memory over the store's records). */
+  private readonly conflictBook: ConflictBook;
   /** Conflict winners applied by committed groups, announced with the group's accepted blocks. */
   private resolvedWinners: CommittedBlock[] = [];
   /**
@@ -129,6 +128,7 @@ export class Ledger extends LedgerReads {
 
   constructor(deps: LedgerDeps) {
     super(deps.store);
+    this.conflictBook = new ConflictBook(deps.store);
     this.sc = deps.statechain;
     this.verifier = deps.verifier;
     this.verifySync = deps.verifySync;
@@ -151,8 +151,8 @@ export class Ledger extends LedgerReads {
 
   start(): void {
     this.counters.load();
-    this.loadConflicts();
-    if (this.conflicts.size > 0) this.store.root.transactionSync(() => this.sweepConflicts());
+    this.conflictBook.load();
+    if (this.conflictBook.size > 0) this.store.root.transactionSync(() => this.conflictBook.sweep(this));
   }
 
   /** Lets consensus finalize blocks in their own transaction where its votes alone decide. */
@@ -373,7 +373,7 @@ export class Ledger extends LedgerReads {
       if (block.timestamp < acct.last_timestamp) {
         throw new LedgerError('timestamp_order', "timestamp is earlier than the previous block's");
       }
-      if (this.conflictOn(block.account)) {
+      if (this.conflictBook.on(block.account)) {
         throw new LedgerError(
           'unresolved_conflict',
           'account has an unresolved conflict; retry after it is resolved',
@@ -499,25 +499,17 @@ export class Ledger extends LedgerReads {
         `balance must be ${expected} after this ${block.type}, not ${block.balance}`,
       );
     }
-    const key = `${account}:${height}`;
-    let c = this.conflicts.get(key);
-    if (!c) {
-      c = {
-        account,
-        height,
-        previous: block.previous,
-        candidates: new Set([sibling]),
-        detected_at: this.now(),
-      };
-      this.conflicts.set(key, c);
-    }
+    const c = this.conflictBook.at(account, height) ?? {
+      account,
+      height,
+      previous: block.previous,
+      candidates: new Set([sibling]),
+      detected_at: this.now(),
+    };
     if (c.candidates.size >= MAX_CANDIDATES)
       throw new LedgerError('fork_unfinalized', 'too many blocks at this chain position');
-    c.candidates.add(block.hash);
-    this.staged.set(block.hash, { block, height });
     // Durable with the group: a restart resumes the vote on this position instead of forgetting it.
-    this.saveConflict(key, c);
-    this.store.staged.putSync(hashKey(block.hash), encodeBlockRecord({ block, height }));
+    this.conflictBook.stage(c, block, height);
     return { status: 'conflict', block, height };
   }
 
@@ -548,93 +540,19 @@ export class Ledger extends LedgerReads {
     return false;
   }
 
-  // ---- conflict records (memory is a cache of the store's records, written in the same group) ----
-
-  private loadConflicts(): void {
-    this.conflicts.clear();
-    this.staged.clear();
-    for (const { key, value } of this.store.conflicts.getRange()) {
-      const o = JSON.parse(value) as { previous: string; candidates: string[]; detected_at: string };
-      const at = key.lastIndexOf(':');
-      this.conflicts.set(key, {
-        account: key.slice(0, at),
-        height: Number(key.slice(at + 1)),
-        previous: o.previous,
-        candidates: new Set(o.candidates),
-        detected_at: BigInt(o.detected_at),
-      });
-    }
-    for (const { value } of this.store.staged.getRange()) {
-      const r = decodeBlockRecord(value) as BlockRecord & { block: SignedBlock };
-      this.staged.set(r.block.hash, { block: r.block, height: r.height });
-    }
-  }
-
-  private saveConflict(key: string, c: Conflict): void {
-    const record = {
-      previous: c.previous,
-      candidates: [...c.candidates],
-      detected_at: c.detected_at.toString(),
-    };
-    this.store.conflicts.putSync(key, JSON.stringify(record));
-  }
-
-  /** Removes a settled conflict and its staged candidates, from memory and (in this write) the store. */
-  private dropConflict(key: string, c: Conflict): void {
-    for (const h of c.candidates) {
-      this.staged.delete(h);
-      this.store.staged.removeSync(hashKey(h));
-    }
-    this.conflicts.delete(key);
-    this.store.conflicts.removeSync(key);
-  }
-
-  /**
-   * Drops conflict records whose position no longer exists as recorded (C-14): undone by a cascade
-   * rollback, taken by a block that is not a candidate, finalized, or left with no rival because its
-   * staged receives lost their sources. Returns how many it dropped.
-   */
-  private sweepConflicts(): number {
-    let dropped = 0;
-    for (const [key, c] of [...this.conflicts]) {
-      // A staged receive whose source a rollback removed can never be applied: it leaves the race.
-      for (const h of [...c.candidates]) {
-        const st = this.staged.get(h);
-        if (st?.block.type !== 'receive' || this.readBlock(st.block.source!) !== undefined) continue;
-        c.candidates.delete(h);
-        this.staged.delete(h);
-        this.store.staged.removeSync(hashKey(h));
-        this.saveConflict(key, c);
-      }
-      const acct = this.getAccount(c.account);
-      const onChain = acct && acct.height >= c.height ? this.hashAt(c.account, c.height) : undefined;
-      const open = acct && acct.final_height < c.height && onChain !== undefined && c.candidates.has(onChain);
-      if (open && c.candidates.size > 1) continue;
-      this.dropConflict(key, c);
-      dropped++;
-    }
-    return dropped;
-  }
-
-  /** An open conflict on the account, if any. */
-  private conflictOn(account: string): Conflict | undefined {
-    for (const c of this.conflicts.values()) if (c.account === account) return c;
-    return undefined;
-  }
-
   /** The open conflict at a chain position, if any. */
   conflictAt(account: string, height: number): Conflict | undefined {
-    return this.conflicts.get(`${account}:${height}`);
+    return this.conflictBook.at(account, height);
   }
 
   /** Open conflicts (GET /conflicts). */
   listConflicts(): Conflict[] {
-    return [...this.conflicts.values()];
+    return this.conflictBook.list();
   }
 
   /** A staged conflict candidate, by hash. */
-  stagedBlock(hash: string): { block: SignedBlock; height: number } | undefined {
-    return this.staged.get(hash);
+  stagedBlock(hash: string): StagedBlock | undefined {
+    return this.conflictBook.stagedBlock(hash);
   }
 
   /** The balance of an asset after the block at `height` (0 before any block of that asset). */
@@ -677,11 +595,10 @@ export class Ledger extends LedgerReads {
   }
 
   private applyResolve(ctx: WriteContext, account: string, height: number, winner: string): void {
-    const key = `${account}:${height}`;
-    const c = this.conflicts.get(key);
     const onChain = this.hashAt(account, height);
+    const { conflict: c, restore } = this.conflictBook.detach(account, height);
     if (onChain !== winner) {
-      const w = this.staged.get(winner);
+      const w = this.conflictBook.stagedBlock(winner);
       if (!w) throw new LedgerError('source_not_pending', `winner ${winner} is not held here`, true);
       const acct = this.getAccount(account);
       if (acct && acct.final_height >= height)
@@ -693,7 +610,6 @@ export class Ledger extends LedgerReads {
         reps: new Map(ctx.reps),
         resolved: ctx.resolved.length,
       };
-      this.conflicts.delete(key);
       try {
         this.store.root.transactionSync(() => {
           while ((this.getAccount(account)?.height ?? 0) >= height) this.undoFrontier(ctx, account);
@@ -709,17 +625,16 @@ export class Ledger extends LedgerReads {
           ctx.resolved.push({ block: w.block, height: r.height, finalized: r.finalized === true });
         });
       } catch (e) {
-        if (c) this.conflicts.set(key, c);
+        restore();
         ctx.counters = saved.counters;
         ctx.reps = saved.reps;
         ctx.resolved.length = saved.resolved;
         throw e;
       }
     }
-    if (c) this.dropConflict(key, c);
-    else this.store.conflicts.removeSync(key);
+    this.conflictBook.drop(account, height, c);
     // A cascade may have undone positions where other conflicts were open.
-    this.sweepConflicts();
+    this.conflictBook.sweep(this);
   }
 
   /** Undoes an account's frontier block and its side effects (refused for a finalized block). */
@@ -896,7 +811,7 @@ export class Ledger extends LedgerReads {
         // The whole group failed (an I/O error, a full disk, or a bug mid-write): nothing of it was
         // written, so the conflict cache goes back to what the store holds, and winners it applied
         // are not announced.
-        this.loadConflicts();
+        this.conflictBook.load();
         this.resolvedWinners = this.resolvedWinners.filter((w) => this.readBlock(w.block.hash) !== undefined);
         if (taken.length === 0) {
           this.writeScheduled = false;
@@ -984,8 +899,8 @@ export class Ledger extends LedgerReads {
         fb[b.asset] = b.balance;
         // A position final with its on-chain block settles any conflict there (the siblings lost)
         // and needs its commit-lock no more.
-        const c = this.conflicts.get(`${account}:${h}`);
-        if (c) this.dropConflict(`${account}:${h}`, c);
+        const c = this.conflictBook.at(account, h);
+        if (c) this.conflictBook.drop(account, h, c);
         this.store.voteLocks.removeSync(`${account}:${b.previous}`);
       }
       advanced.push({ account, from: acct.final_height, to });
@@ -1063,14 +978,6 @@ type WriteOp =
       resolve: (r: unknown) => void;
       reject: (e: Error) => void;
     };
-
-export interface Conflict {
-  account: string;
-  height: number;
-  previous: string;
-  candidates: Set<string>;
-  detected_at: bigint;
-}
 
 /** Types a staged sibling may have (their effects can be undone); others keep the fork refused. */
 const STAGEABLE = new Set(['send', 'receive', 'claim', 'burn', 'mint']);

@@ -2,7 +2,7 @@ import type { LedgerNode } from '../../node.ts';
 import type { GENESIS_TIMING_FIELDS } from '../../protocol/block.ts';
 import { formatDifficulty } from '../../protocol/pow.ts';
 import { computeSupply, type SupplyReport } from '../../ledger/supply.ts';
-import type { Conflict } from '../../ledger/ledger.ts';
+import type { Conflict } from '../../ledger/conflict-book.ts';
 import { hasQuorum } from '../../consensus/weights.ts';
 import { NETCHECK_VERSION, NODE_FEATURES } from '../../net/netcheck.ts';
 import { type Capabilities, repReadiness } from '../../net/rep-readiness.ts';

@@ -1,0 +1,149 @@
+import type { Store } from '../store/store.ts';
+import { decodeBlockRecord, encodeBlockRecord, hashKey } from './codec.ts';
+import type { LedgerReads } from './reads.ts';
+import type { BlockRecord } from './records.ts';
+import type { SignedBlock } from './rules/index.ts';
+
+/** Two or more blocks at one chain position, while the representatives' votes decide. */
+export interface Conflict {
+  account: string;
+  height: number;
+  previous: string;
+  candidates: Set<string>;
+  detected_at: bigint;
+}
+
+export interface StagedBlock {
+  block: SignedBlock;
+  height: number;
+}
+
+/** The key of a chain position: `account:height`. */
+export const positionKey = (account: string, height: number): string => `${account}:${height}`;
+
+/**
+ * Open conflicts and their staged candidates (reference-behavior.md 2.5). Memory is a cache of the
+ * store's records; every change is written with the caller's group transaction, so a restart
+ * resumes each vote where it stood.
+ */
+export class ConflictBook {
+  private readonly store: Store;
+  private readonly conflicts = new Map<string, Conflict>();
+  private readonly staged = new Map<string, StagedBlock>();
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  get size(): number {
+    return this.conflicts.size;
+  }
+
+  /** Reloads memory from the store (at start, and after a group whose transaction failed). */
+  load(): void {
+    this.conflicts.clear();
+    this.staged.clear();
+    for (const { key, value } of this.store.conflicts.getRange()) {
+      const o = JSON.parse(value) as { previous: string; candidates: string[]; detected_at: string };
+      const at = key.lastIndexOf(':');
+      this.conflicts.set(key, {
+        account: key.slice(0, at),
+        height: Number(key.slice(at + 1)),
+        previous: o.previous,
+        candidates: new Set(o.candidates),
+        detected_at: BigInt(o.detected_at),
+      });
+    }
+    for (const { value } of this.store.staged.getRange()) {
+      const r = decodeBlockRecord(value) as BlockRecord & { block: SignedBlock };
+      this.staged.set(r.block.hash, { block: r.block, height: r.height });
+    }
+  }
+
+  /** The open conflict at a position, if any. */
+  at(account: string, height: number): Conflict | undefined {
+    return this.conflicts.get(positionKey(account, height));
+  }
+
+  /** An open conflict on the account, if any. */
+  on(account: string): Conflict | undefined {
+    for (const c of this.conflicts.values()) if (c.account === account) return c;
+    return undefined;
+  }
+
+  list(): Conflict[] {
+    return [...this.conflicts.values()];
+  }
+
+  stagedBlock(hash: string): StagedBlock | undefined {
+    return this.staged.get(hash);
+  }
+
+  /** Opens (or extends) the conflict at a position with a staged candidate, in memory and store. */
+  stage(c: Conflict, block: SignedBlock, height: number): void {
+    const key = positionKey(c.account, c.height);
+    this.conflicts.set(key, c);
+    c.candidates.add(block.hash);
+    this.staged.set(block.hash, { block, height });
+    this.save(key, c);
+    this.store.staged.putSync(hashKey(block.hash), encodeBlockRecord({ block, height }));
+  }
+
+  /**
+   * Takes a conflict out of memory while its resolution runs, returning a function that puts it
+   * back if that resolution fails (its store records are untouched until `drop`).
+   */
+  detach(account: string, height: number): { conflict: Conflict | undefined; restore: () => void } {
+    const key = positionKey(account, height);
+    const conflict = this.conflicts.get(key);
+    this.conflicts.delete(key);
+    return { conflict, restore: () => void (conflict && this.conflicts.set(key, conflict)) };
+  }
+
+  /** Removes a settled conflict and its staged candidates, from memory and (in this write) the store. */
+  drop(account: string, height: number, c: Conflict | undefined): void {
+    const key = positionKey(account, height);
+    for (const h of c?.candidates ?? []) {
+      this.staged.delete(h);
+      this.store.staged.removeSync(hashKey(h));
+    }
+    this.conflicts.delete(key);
+    this.store.conflicts.removeSync(key);
+  }
+
+  /**
+   * Drops conflict records whose position no longer exists as recorded (C-14): undone by a cascade
+   * rollback, taken by a block that is not a candidate, finalized, or left with no rival because its
+   * staged receives lost their sources. Returns how many it dropped.
+   */
+  sweep(reads: Pick<LedgerReads, 'getAccount' | 'getBlock' | 'hashAt'>): number {
+    let dropped = 0;
+    for (const [key, c] of [...this.conflicts]) {
+      // A staged receive whose source a rollback removed can never be applied: it leaves the race.
+      for (const h of [...c.candidates]) {
+        const st = this.staged.get(h);
+        if (st?.block.type !== 'receive' || reads.getBlock(st.block.source!) !== undefined) continue;
+        c.candidates.delete(h);
+        this.staged.delete(h);
+        this.store.staged.removeSync(hashKey(h));
+        this.save(key, c);
+      }
+      const acct = reads.getAccount(c.account);
+      const onChain = acct && acct.height >= c.height ? reads.hashAt(c.account, c.height) : undefined;
+      const open = acct && acct.final_height < c.height && onChain !== undefined && c.candidates.has(onChain);
+      if (open && c.candidates.size > 1) continue;
+      this.drop(c.account, c.height, c);
+      dropped++;
+    }
+    return dropped;
+  }
+
+  private save(key: string, c: Conflict): void {
+    const record = {
+      previous: c.previous,
+      candidates: [...c.candidates],
+      detected_at: c.detected_at.toString(),
+    };
+    this.store.conflicts.putSync(key, JSON.stringify(record));
+  }
+}
