@@ -20,6 +20,7 @@ import {
   seqKey,
 } from './codec.ts';
 import { type Conflict, ConflictBook, type StagedBlock } from './conflict-book.ts';
+import { GroupCommit, type Outcome } from './group-commit.ts';
 import { LedgerReads } from './reads.ts';
 import { addSupply, type Counters, CountersBook } from './counters.ts';
 import { applyTypeRule, type Effects, type RuleView, type SignedBlock } from './rules/index.ts';
@@ -120,15 +121,23 @@ export class Ledger extends LedgerReads {
   private readonly listeners: CommitListener[] = [];
   private inlineFinality: InlineFinality | undefined;
   private readonly stagedListeners: ((hash: string) => void)[] = [];
-  /** Writes waiting for the next group transaction. */
-  private writeQueue: WriteOp[] = [];
-  private writeScheduled = false;
-  /** Groups committed or committing whose answers are not delivered yet (awaited by idle()). */
-  private readonly groupsInFlight = new Set<Promise<void>>();
+  /** The write path: every block, resolution, finalization and lock goes through one group commit. */
+  private readonly groups: GroupCommit<WriteOp>;
 
   constructor(deps: LedgerDeps) {
     super(deps.store);
     this.conflictBook = new ConflictBook(deps.store);
+    this.groups = new GroupCommit<WriteOp>(deps.store, {
+      apply: (ops) => this.applyGroup(ops),
+      committed: () => this.counters.load(),
+      delivered: (ops, outcomes) => this.announce(ops, outcomes),
+      // Nothing of the group was written: the conflict cache goes back to what the store holds,
+      // and winners it applied are not announced.
+      failed: () => {
+        this.conflictBook.load();
+        this.resolvedWinners = this.resolvedWinners.filter((w) => this.readBlock(w.block.hash) !== undefined);
+      },
+    });
     this.sc = deps.statechain;
     this.verifier = deps.verifier;
     this.verifySync = deps.verifySync;
@@ -765,72 +774,30 @@ export class Ledger extends LedgerReads {
 
   // ---- group commit -----------------------------------------------------------------------------
 
-  /**
-   * Queues a write for the next group transaction. All writes that arrive before LMDB starts its
-   * next batch are applied in ONE transaction callback, in arrival order: one hand-off to the
-   * writer thread, one update of the counters and weights, one commit and flush for the whole group.
-   */
   private enqueue(op: WriteOp): void {
-    this.writeQueue.push(op);
-    if (this.writeScheduled) return;
-    this.writeScheduled = true;
-    let taken: WriteOp[] = [];
-    const committed = this.store.childTransaction(() => {
-      this.writeScheduled = false;
-      taken = this.writeQueue;
-      this.writeQueue = [];
-      return this.applyGroup(taken);
-    });
-    const done: Promise<void> = committed.then(
-      async (outcomes) => {
-        try {
-          await this.store.root.flushed;
-          this.counters.load();
-        } catch (err) {
-          for (const op of taken) op.reject(err as Error);
-          return;
-        }
-        const accepted: CommittedBlock[] = [];
-        const staged: string[] = [];
-        taken.forEach((op, i) => {
-          const o = outcomes[i]!;
-          if ('error' in o) op.reject(o.error);
-          else if (op.kind === 'block') {
-            const r = o.value as SubmitResult;
-            if (r.status === 'conflict') staged.push(r.block.hash);
-            if (r.status === 'accepted')
-              accepted.push({ block: r.block, height: r.height, finalized: r.finalized === true });
-            op.resolve(r);
-          } else op.resolve(o.value as FinalizeAdvance[]);
-        });
-        if (this.resolvedWinners.length > 0) accepted.push(...this.resolvedWinners.splice(0));
-        for (const h of staged) for (const fn of this.stagedListeners) fn(h);
-        if (accepted.length > 0) for (const fn of this.listeners) fn(accepted);
-      },
-      (err: Error) => {
-        // The whole group failed (an I/O error, a full disk, or a bug mid-write): nothing of it was
-        // written, so the conflict cache goes back to what the store holds, and winners it applied
-        // are not announced.
-        this.conflictBook.load();
-        this.resolvedWinners = this.resolvedWinners.filter((w) => this.readBlock(w.block.hash) !== undefined);
-        if (taken.length === 0) {
-          this.writeScheduled = false;
-          taken = this.writeQueue;
-          this.writeQueue = [];
-        }
-        for (const op of taken) op.reject(err);
-      },
-    );
-    this.groupsInFlight.add(done);
-    void done.finally(() => this.groupsInFlight.delete(done));
+    this.groups.enqueue(op);
   }
 
   /** Resolves once every write queued so far is committed and answered (before the store closes). */
-  async idle(): Promise<void> {
-    while (this.groupsInFlight.size > 0 || this.writeQueue.length > 0) {
-      if (this.groupsInFlight.size > 0) await Promise.allSettled([...this.groupsInFlight]);
-      else await new Promise((r) => setImmediate(r));
-    }
+  idle(): Promise<void> {
+    return this.groups.idle();
+  }
+
+  /** After a group is answered: its accepted blocks and applied winners go out, staged ones are told. */
+  private announce(ops: WriteOp[], outcomes: Outcome[]): void {
+    const accepted: CommittedBlock[] = [];
+    const staged: string[] = [];
+    ops.forEach((op, i) => {
+      const o = outcomes[i]!;
+      if (op.kind !== 'block' || 'error' in o) return;
+      const r = o.value as SubmitResult;
+      if (r.status === 'conflict') staged.push(r.block.hash);
+      if (r.status === 'accepted')
+        accepted.push({ block: r.block, height: r.height, finalized: r.finalized === true });
+    });
+    if (this.resolvedWinners.length > 0) accepted.push(...this.resolvedWinners.splice(0));
+    for (const h of staged) for (const fn of this.stagedListeners) fn(h);
+    if (accepted.length > 0) for (const fn of this.listeners) fn(accepted);
   }
 
   private applyGroup(ops: WriteOp[]): Outcome[] {
@@ -982,8 +949,6 @@ type WriteOp =
 /** Types a staged sibling may have (their effects can be undone); others keep the fork refused. */
 const STAGEABLE = new Set(['send', 'receive', 'claim', 'burn', 'mint']);
 const MAX_CANDIDATES = 10;
-
-type Outcome = { value: SubmitResult | FinalizeAdvance[] } | { error: LedgerError };
 
 /** Same credentials: the one signature, or the same signer list (the hash covers everything else). */
 function sameCredentials(a: Block, b: Block): boolean {

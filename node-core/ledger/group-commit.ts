@@ -1,0 +1,92 @@
+import type { Store } from '../store/store.ts';
+import type { LedgerError } from './errors.ts';
+
+/** A queued write: answered once its group is durable (or has failed). */
+export interface GroupOp {
+  resolve(value: never): void;
+  reject(err: Error): void;
+}
+
+/** Each op's result: a value to answer it with, or the rejection of that op alone. */
+export type Outcome = { value: unknown } | { error: LedgerError };
+
+export interface GroupCommitHooks<Op extends GroupOp> {
+  /** Applies a whole group inside one write transaction, in arrival order. */
+  apply(ops: Op[]): Outcome[];
+  /** After the commit is flushed, before anyone is answered (reload what the commit changed). */
+  committed(): void;
+  /** After every op of a committed group is answered: announce what it did. */
+  delivered(ops: Op[], outcomes: Outcome[]): void;
+  /** The group's transaction failed as a whole: nothing of it was written. */
+  failed(): void;
+}
+
+/**
+ * Group commit: every write that arrives before LMDB starts its next batch is applied in ONE
+ * transaction callback, in arrival order: one hand-off to the writer thread, one commit and flush
+ * for the whole group. An op is answered only once its group is durable; an error thrown by `apply`
+ * (anything but an op's own LedgerError) fails the whole group, never half of it.
+ */
+export class GroupCommit<Op extends GroupOp> {
+  private readonly store: Store;
+  private readonly hooks: GroupCommitHooks<Op>;
+  private queue: Op[] = [];
+  private scheduled = false;
+  /** Groups committed or committing whose answers are not delivered yet (awaited by idle()). */
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(store: Store, hooks: GroupCommitHooks<Op>) {
+    this.store = store;
+    this.hooks = hooks;
+  }
+
+  enqueue(op: Op): void {
+    this.queue.push(op);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    let taken: Op[] = [];
+    const committed = this.store.childTransaction(() => {
+      this.scheduled = false;
+      taken = this.queue;
+      this.queue = [];
+      return this.hooks.apply(taken);
+    });
+    const done: Promise<void> = committed.then(
+      async (outcomes) => {
+        try {
+          await this.store.root.flushed;
+          this.hooks.committed();
+        } catch (err) {
+          for (const op of taken) op.reject(err as Error);
+          return;
+        }
+        taken.forEach((op, i) => {
+          const o = outcomes[i]!;
+          if ('error' in o) op.reject(o.error);
+          else op.resolve(o.value as never);
+        });
+        this.hooks.delivered(taken, outcomes);
+      },
+      (err: Error) => {
+        this.hooks.failed();
+        // The transaction never ran its callback: the ops are still queued.
+        if (taken.length === 0) {
+          this.scheduled = false;
+          taken = this.queue;
+          this.queue = [];
+        }
+        for (const op of taken) op.reject(err);
+      },
+    );
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
+  }
+
+  /** Resolves once every write queued so far is committed and answered (before the store closes). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0 || this.queue.length > 0) {
+      if (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      else await new Promise((r) => setImmediate(r));
+    }
+  }
+}
