@@ -19,3 +19,6 @@ export * from './vote.ts';
 export * from './pow.ts';
 export * from './pow-wasm.ts';
 export * from './registration.ts';
+export * from './framing.ts';
+export * from './certificate.ts';
+export * from './marketplace.ts';
