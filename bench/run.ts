@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
- * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer)
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer; certificate,
+ * which takes minutes, runs only when named)
  */
 import { availableParallelism, cpus } from 'node:os';
 
@@ -13,10 +14,13 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   node: () => import('./node.ts'),
   network: () => import('./network.ts'),
   renderer: () => import('./renderer.ts'),
+  certificate: () => import('./certificate.ts'),
 };
+/** Suites left out of a run that names none. */
+const onlyWhenNamed = new Set(['certificate']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const names = wanted.length > 0 ? wanted : Object.keys(suites);
+const names = wanted.length > 0 ? wanted : Object.keys(suites).filter((n) => !onlyWhenNamed.has(n));
 console.log(
   `bench: node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown cpu'})`,
 );
