@@ -122,6 +122,14 @@ export class ApiError extends Error {
     return new ApiError('unavailable', message, { headers });
   }
 
+  /** A connection over the node's caps: retryable once others have closed; this one is closed. */
+  static tooManyConnections(): ApiError {
+    return new ApiError('unavailable', 'too many connections', {
+      retryable: true,
+      headers: { 'retry-after': '1', connection: 'close' },
+    });
+  }
+
   static internal(cause?: unknown): ApiError {
     return new ApiError('internal', undefined, { cause });
   }

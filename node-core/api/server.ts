@@ -4,6 +4,8 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseJson, RawJson, stringifyJson } from '../protocol/json.ts';
 import type { JsonValue } from '../protocol/json.ts';
+import { ConnectionCaps, resolveConnectionLimits, serverTimeouts } from './connection-limits.ts';
+import type { ConnectionLimitOptions } from './connection-limits.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { buildOpenApi } from './openapi.ts';
 import {
@@ -39,6 +41,8 @@ export interface ApiServerOptions {
   logRequests?: boolean;
   /** Largest accepted request body in bytes (default 1 MiB). */
   bodyLimit?: number;
+  /** Time limits on receiving requests and caps on open connections (see connection-limits.ts). */
+  connections?: ConnectionLimitOptions;
   /** Rate limit settings, or false to turn limits off (`--rate-limit off`). */
   rateLimit?: RateLimitOptions | false;
   security: SecurityOptions;
@@ -191,6 +195,8 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   const info = opts.info ?? DEFAULT_INFO;
   const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const security = createSecurity(opts.security);
+  const connectionLimits = resolveConnectionLimits(opts.connections);
+  const timeouts = serverTimeouts(connectionLimits);
 
   const manifest = buildManifest(opts.routes);
   const builtins: RouteDef[] = [
@@ -251,10 +257,12 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     loggerInstance: opts.logger === false ? undefined : opts.logger,
     logController: new LogController({ disableRequestLogging: opts.logRequests !== true }),
     bodyLimit,
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
     // HEAD is not part of the contract; a HEAD request gets 405 like any other unlisted method.
     exposeHeadRoutes: false,
     // Our Host check answers a missing Host in JSON; Node's own check would send a bare 400.
-    http: { requireHostHeader: false },
+    http: { requireHostHeader: false, ...timeouts.http },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Errors the router raises before any hook runs (a bad %-escape, an overlong parameter).
     frameworkErrors: (err, request, reply) => {
@@ -268,6 +276,8 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     },
     clientErrorHandler: answerClientError,
   });
+  const caps = new ConnectionCaps(connectionLimits);
+  caps.attach(app.server);
 
   // Every body, whatever its declared type (scripts often omit Content-Type), is read as bytes and
   // parsed as lossless JSON. fastify's own parsers would round big integers.
@@ -288,9 +298,10 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     }
   });
 
-  // Runs for every request, matched or not, before the body is read. Order matters: the Host check
-  // comes first so a rebinding page learns nothing (not even CORS headers); preflights are answered
-  // before rate limiting; the admin check comes last so failed attempts still spend tokens.
+  // Runs for every request, matched or not, before the body is read. Order matters: a connection over
+  // the caps is shed before any other work; the Host check comes next so a rebinding page learns
+  // nothing (not even CORS headers); preflights are answered before rate limiting; the admin check
+  // comes last so failed attempts still spend tokens.
   //
   // Proxy-form requests (`/api/...`) also get `X-API-Version` on every answer, and the `RateLimit*`
   // headers on every answer that got past the Host check (with limits off, a full default quota; see
@@ -300,6 +311,7 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     const proxy = isProxyPath(pathOf(request.url));
     if (proxy) reply.headers(API_VERSION_HEADER);
+    if (caps.isRefused(request.socket)) return done(ApiError.tooManyConnections());
     const hostError = security.checkRequestHost(request.raw);
     if (hostError !== undefined) return done(hostError);
     const cors = security.corsHeaders(request.headers.origin);
