@@ -6,6 +6,7 @@ import { parseJson, RawJson, stringifyJson } from '../protocol/json.ts';
 import type { JsonValue } from '../protocol/json.ts';
 import { ConnectionCaps, resolveConnectionLimits, serverTimeouts } from './connection-limits.ts';
 import type { ConnectionLimitOptions } from './connection-limits.ts';
+import { ErrorLog } from './error-log.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { buildOpenApi } from './openapi.ts';
 import {
@@ -172,10 +173,11 @@ function representable(v: JsonValue): boolean {
 
 /**
  * Answers malformed HTTP (bad request line, oversized headers, timeouts) in the node's JSON form
- * rather than fastify's. The socket is all there is at this point: no request object exists yet.
+ * rather than fastify's, and returns the error answered (undefined when the client is gone). The
+ * socket is all there is at this point: no request object exists yet.
  */
-function answerClientError(err: Error & { code?: string }, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+function answerClientError(err: Error & { code?: string }, socket: Socket): ApiError | undefined {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return undefined;
   const e =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? new ApiError('request_timeout')
@@ -189,6 +191,7 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): void
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   } else socket.destroy();
+  return e;
 }
 
 export function createApiServer(opts: ApiServerOptions): FastifyInstance {
@@ -252,6 +255,8 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   const methodsAt = createMethodIndex(allRoutes);
   // Created once the table is known good, so a rejected table leaves no sweep timer behind.
   const limiter = opts.rateLimit === false ? undefined : new RateLimiter(opts.rateLimit);
+  // Errors answered are logged, rate-limited: a client must not be able to flood the log.
+  const errorLog = opts.logger === false || opts.logger === undefined ? undefined : new ErrorLog();
 
   const app = Fastify({
     loggerInstance: opts.logger === false ? undefined : opts.logger,
@@ -272,9 +277,13 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
           : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
             ? ApiError.badRequest('path parameter too long')
             : toApiError(err);
+      errorLog?.answered(request.log, e, request);
       sendError(request as FastifyRequest, reply as FastifyReply, e, false);
     },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (err, socket) => {
+      const e = answerClientError(err, socket);
+      if (e !== undefined) errorLog?.answered(app.log, e);
+    },
   });
   const caps = new ConnectionCaps(connectionLimits);
   caps.attach(app.server);
@@ -338,11 +347,8 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
 
   app.setErrorHandler((err, request, reply) => {
     const apiError = toApiError(err);
-    if (apiError.status >= 500) {
-      // The client sees only "internal error"; the cause goes to the log.
-      const level = apiError.code === 'internal' ? 'error' : 'warn';
-      request.log[level]({ err: apiError.cause ?? err, details: apiError.details }, 'request failed');
-    }
+    // The client sees only "internal error"; the cause goes to the log.
+    errorLog?.answered(request.log, apiError, request);
     return sendError(request, reply, apiError, metaOf(request)?.pretty === true);
   });
 
@@ -355,6 +361,7 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
 
   app.addHook('onClose', async () => {
     limiter?.close();
+    errorLog?.close();
   });
   return app;
 }
