@@ -11,6 +11,7 @@ import {
   ensureAdminTokenFile,
   readAdminTokenFile,
 } from './admin-token.ts';
+import type { ConnectionLimitOptions } from './api/connection-limits.ts';
 import { createApiServer } from './api/server.ts';
 import { buildRoutes } from './api/routes/index.ts';
 import { registerUi, UI_PATH } from './api/ui-static.ts';
@@ -69,6 +70,8 @@ export interface NodeOptions {
   adminTokenFile?: string;
   /** Rate limits on (default) or off. */
   rateLimit?: boolean;
+  /** API time limits and connection caps (defaults: see DEFAULT_CONNECTION_LIMITS). */
+  apiConnections?: ConnectionLimitOptions;
   /** Peer-to-peer networking (default on). */
   p2p?: boolean;
   /** Peer-to-peer TCP port (default 7075; 0 picks a free port). */
@@ -413,6 +416,7 @@ export class LedgerNode {
       routes: buildRoutes(this),
       logger: this.log ?? false,
       rateLimit: this.opts.rateLimit === false ? false : {},
+      connections: this.opts.apiConnections,
       security: { bindAddress: host, corsOrigins, adminToken: this.adminToken },
       info: { name: 'ledger-node', version: NODE_VERSION },
       manifestExtra: () => ({

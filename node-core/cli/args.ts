@@ -33,6 +33,10 @@ export interface CliOptions {
   maxConnsPerIp?: number;
   /** Inbound peer-to-peer connections in all (the node's default when unset). */
   maxInboundConns?: number;
+  /** HTTP API connections from one client, an IPv4 address or IPv6 /64 (the node's default when unset). */
+  apiMaxConnsPerIp?: number;
+  /** HTTP API connections in all (the node's default when unset). */
+  apiMaxConns?: number;
   /** Signature-verification worker threads, at most (the node's default when unset). */
   verifyThreads?: number;
   logLevel: string;
@@ -62,6 +66,10 @@ Options:
                           process list: prefer the variable or the file); none disables
                           operator endpoints
   --rate-limit on|off     per-client rate limits (default on)
+  --api-max-conns-per-ip N
+                          open API connections from one IPv4 address or IPv6 /64
+                          (default 128; raise it behind a reverse proxy on loopback)
+  --api-max-conns N       open API connections in all (default 1024)
   --p2p-port PORT         peer-to-peer TCP port (default 7075; 0 picks a free port)
   --p2p-bind ADDR         peer-to-peer listen address (default 0.0.0.0)
   --dial ADDRS            comma-separated multiaddrs of peers to connect to, e.g.
@@ -200,12 +208,16 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         break;
       }
       case '--max-conns-per-ip':
-      case '--max-inbound-conns': {
+      case '--max-inbound-conns':
+      case '--api-max-conns-per-ip':
+      case '--api-max-conns': {
         const v = value();
         if (!/^\d{1,6}$/.test(v) || Number(v) < 1)
           throw new UsageError(`${name}: "${v}" is not a whole number of at least 1`);
         if (name === '--max-conns-per-ip') o.maxConnsPerIp = Number(v);
-        else o.maxInboundConns = Number(v);
+        else if (name === '--max-inbound-conns') o.maxInboundConns = Number(v);
+        else if (name === '--api-max-conns-per-ip') o.apiMaxConnsPerIp = Number(v);
+        else o.apiMaxConns = Number(v);
         break;
       }
       case '--verify-threads': {

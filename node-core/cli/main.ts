@@ -49,6 +49,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     dial: opts.dial,
     p2pMaxInboundPerIp: opts.maxConnsPerIp,
     p2pMaxInbound: opts.maxInboundConns,
+    apiConnections: { maxPerClient: opts.apiMaxConnsPerIp, maxTotal: opts.apiMaxConns },
     verifyThreads: opts.verifyThreads,
     uiDir: opts.uiDir,
     logger,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, type Kit, kitOf, rawRequest, snapshot } from '../helpers/ledger-kit.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
-import { parseRawAnswer, rawExchange } from '../helpers/raw-http.ts';
+import { parseRawAnswer, rawConnect, rawExchange } from '../helpers/raw-http.ts';
 
 /** Decision D10 through the real node: Host check, CORS for the node's own origin, admin token, body cap. */
 describe('HTTP API: browser-facing protections', () => {
@@ -92,6 +92,22 @@ describe('HTTP API: browser-facing protections', () => {
     const proxy = await ask(`GET http://${ours}/api/v1/node HTTP/1.1`, [ours]);
     expect(proxy?.status).toBe(200);
     expect(proxy?.headers['x-api-version']).toBe('1');
+  });
+
+  it('caps API connections per client as the node is told (apiConnections)', async () => {
+    const capped = await startTestNode({ apiConnections: { maxPerClient: 1 } });
+    try {
+      const cappedPort = Number(new URL(capped.node.url).port);
+      const held = await rawConnect(cappedPort);
+      const served = new Promise<string>((resolve) => held.socket.once('data', (d) => resolve(String(d))));
+      held.socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      expect(parseRawAnswer(await served)?.status).toBe(200);
+      const over = await rawExchange(cappedPort, `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      expect(parseRawAnswer(over)?.json).toEqual({ error: 'too many connections', retryable: true });
+      held.socket.destroy();
+    } finally {
+      await capped.stop();
+    }
   });
 
   it('sends CORS headers only to the node own origins', async () => {
