@@ -21,6 +21,7 @@ import { signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
 import {
   createDevnet,
+  type DevnetOptions,
   type GenesisBundle,
   GenesisError,
   loadGenesisDir,
@@ -28,6 +29,8 @@ import {
   writeFileAtomic,
   writeGenesisDir,
 } from './genesis/genesis.ts';
+import { CertificateBook } from './leasing/certificate-book.ts';
+import { DEFAULT_LEASE_TIMING, type LeaseTiming, leaseTimingFromGenesis } from './leasing/timing.ts';
 import { LedgerError } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { Directory } from './net/directory.ts';
@@ -59,6 +62,8 @@ export interface NodeOptions {
   apiBind?: string;
   /** Proof-of-work difficulty of a NEW development network. */
   powDifficulty?: bigint;
+  /** Genesis overrides of a NEW development network (`--genesis-set`): the lease time windows. */
+  genesisSet?: DevnetOptions['genesisSet'];
   /** Join the network defined by this genesis directory instead of a development network. */
   genesisDir?: string;
   /**
@@ -197,6 +202,10 @@ export class LedgerNode {
   adminToken: string | undefined;
   adminTokenFile: string | undefined;
   genesisHash = '';
+  /** The network's lease time windows, from its ledger genesis (set once the genesis is known). */
+  leaseTiming: LeaseTiming = DEFAULT_LEASE_TIMING;
+  /** Performance certificates this node knows (its own and its peers'). */
+  certificates!: CertificateBook;
   startedAt = 0;
   private url_ = '';
 
@@ -232,6 +241,7 @@ export class LedgerNode {
     try {
       this.statechain = new StateChain({ store: this.store, verify: verifyBytesNode });
       this.statechain.start();
+      this.certificates = new CertificateBook(this.store);
       this.verifyPool = new VerifyPool({ threads: this.opts.verifyThreads });
       // The WebAssembly kernel checks a nonce several times faster than the pure-JS digest.
       const kernel = loadPowKernelSync();
@@ -242,9 +252,12 @@ export class LedgerNode {
         verifySync: verifyBytesNode,
         powHash: (target, nonce) => kernel.hash(target, nonce),
         now: this.now,
+        certificates: this.certificates,
+        leaseTiming: () => this.leaseTiming,
       });
       this.ledger.start();
       await this.ensureGenesis();
+      this.leaseTiming = leaseTimingFromGenesis(this.ledger.getBlock(this.genesisHash)?.block);
       this.verifyPool.start();
       this.consensus = new Consensus({
         ledger: this.ledger,
@@ -334,16 +347,28 @@ export class LedgerNode {
         );
       }
       this.genesisHash = recorded.ledger;
+      if (this.opts.genesisSet && Object.keys(this.opts.genesisSet).length > 0)
+        this.log?.warn(
+          '--genesis-set only shapes a new development network: this data directory has one already',
+        );
       return;
     }
     let bundle = joined;
     const ownGenesis = join(this.dataDir, 'genesis');
     if (!bundle && existsSync(join(ownGenesis, 'ledger-genesis.json'))) bundle = this.loadBundle(ownGenesis);
     if (!bundle) {
-      const { keys, bundle: created } = createDevnet({
-        powDifficulty: this.opts.powDifficulty,
-        nodeKey: this.nodeKey,
-      });
+      let devnet: ReturnType<typeof createDevnet>;
+      try {
+        devnet = createDevnet({
+          powDifficulty: this.opts.powDifficulty,
+          nodeKey: this.nodeKey,
+          genesisSet: this.opts.genesisSet,
+        });
+      } catch (e) {
+        if (e instanceof GenesisError) throw new NodeStartError(`--genesis-set: ${e.message}`);
+        throw e;
+      }
+      const { keys, bundle: created } = devnet;
       writeDevnetKeys(this.dataDir, keys);
       writeGenesisDir(ownGenesis, created);
       bundle = created;

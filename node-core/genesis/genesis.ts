@@ -148,6 +148,8 @@ export interface DevnetKeys {
   network_id: string;
   treasury: KeyEntry;
   minter: KeyEntry;
+  /** Writes `epoch.N` records (sys.oracle). */
+  oracle: KeyEntry;
   dao: KeyEntry[];
   dao_threshold: number;
   timekeepers: KeyEntry[];
@@ -160,7 +162,17 @@ export interface DevnetOptions {
   /** The node's own key: representative and timekeeper. */
   nodeKey: KeyPair;
   networkId?: string;
+  /**
+   * Overrides of the new network's genesis (`--genesis-set NAME=VALUE`): the lease time windows
+   * pinned in the ledger genesis (reference-behavior.md 4.4), checked by the same rules as any genesis.
+   */
+  genesisSet?: Partial<Record<GenesisTimingField, bigint>>;
 }
+
+export type GenesisTimingField = (typeof GENESIS_TIMING_FIELDS)[number];
+
+/** The names `--genesis-set` takes. */
+export const GENESIS_SET_FIELDS: readonly GenesisTimingField[] = GENESIS_TIMING_FIELDS;
 
 /** A state-chain value written as a genesis file writes it: indented JSON, kept verbatim. */
 function pretty(v: unknown): string {
@@ -178,6 +190,7 @@ export function createDevnet(opts: DevnetOptions): { keys: DevnetKeys; bundle: G
   const treasury = generateKeyPair();
   const minter = generateKeyPair();
   const dao = [generateKeyPair(), generateKeyPair(), generateKeyPair()];
+  const oracle = generateKeyPair();
   const rep = opts.nodeKey;
 
   const values: [string, unknown][] = [
@@ -188,6 +201,26 @@ export function createDevnet(opts: DevnetOptions): { keys: DevnetKeys; bundle: G
     ['sys.faucet', { amount: '1000000000', period_ns: '86400000000000' }],
     ['sys.pow', { block: formatDifficulty(block), chat: formatDifficulty(chat) }],
     ['sys.lease', { stake_milli: 0 }],
+    ['sys.oracle', { keys: [oracle.pub_key], threshold: 1, allowed_prefix: 'epoch.' }],
+    // The epoch leases lock until the oracle writes the next (protocol.md 10.2: R = 2000).
+    [
+      'epoch.0',
+      {
+        epoch: 0,
+        start_ns: 0,
+        end_ns: 0,
+        twap_milli_usd: 0,
+        twav_milli_usd: 0,
+        r_volume: 2000,
+        r_price_floor: 0,
+        r_collusion: 0,
+        r_effective: 2000,
+        r_source: 'genesis',
+        phase: 1,
+        s_milli: 0,
+        payout_cap: 0,
+      },
+    ],
     ['sys.representatives', { mode: 'open' }],
     ['sys.phase', 1],
   ];
@@ -210,14 +243,18 @@ export function createDevnet(opts: DevnetOptions): { keys: DevnetKeys; bundle: G
       asset: 'XE',
       representative: rep.address,
       ...DEV_TIMING,
+      ...opts.genesisSet,
     },
     hexToBytes(treasury.seed_hex),
     '',
   );
+  // Overrides must leave a genesis any node accepts (timing invariants: gap > 2 x skew, ...).
+  verifyLedgerGenesis(ledger);
   const keys: DevnetKeys = {
     network_id: networkId,
     treasury,
     minter,
+    oracle,
     dao,
     dao_threshold: 2,
     timekeepers: [rep],

@@ -94,23 +94,28 @@ export function decodeCounters(bytes: Uint8Array | undefined): Counters {
 }
 
 /**
- * Adds `delta` to its term, refusing (a deterministic 400) any block after which that term or the
+ * Adds each delta to its term, refusing (a deterministic 400) any block after which a term or the
  * asset's total ever created would exceed 2^64-1. Bounding the created total bounds every other
  * figure of the supply identity too (balances, pending and destroyed amounts never exceed it), so no
  * client that reads them as u64 can see them wrap. A decrease (undoing a block) must not go below 0.
+ * All or nothing: a refused list leaves every term as it was.
  */
-export function addSupply(c: Counters, delta: SupplyDelta): void {
-  const s = c.supply[delta.asset];
-  const term = s[delta.term] + delta.amount;
-  if (term < 0n) throw new RangeError(`supply term ${delta.asset}.${delta.term} would go below 0`);
-  const created = CREATION_TERMS.reduce((sum, t) => sum + (t === delta.term ? term : s[t]), 0n);
-  if (term > U64_MAX || created > U64_MAX) {
-    throw new LedgerError(
-      'overflow',
-      `${delta.asset} supply would exceed 2^64-1 (${delta.term} ${s[delta.term]} + ${delta.amount})`,
-    );
+export function addSupply(c: Counters, deltas: readonly SupplyDelta[]): void {
+  const next = { XE: { ...c.supply.XE }, XUSD: { ...c.supply.XUSD } };
+  for (const delta of deltas) {
+    const s = next[delta.asset];
+    const term = s[delta.term] + delta.amount;
+    if (term < 0n) throw new RangeError(`supply term ${delta.asset}.${delta.term} would go below 0`);
+    const created = CREATION_TERMS.reduce((sum, t) => sum + (t === delta.term ? term : s[t]), 0n);
+    if (term > U64_MAX || created > U64_MAX) {
+      throw new LedgerError(
+        'overflow',
+        `${delta.asset} supply would exceed 2^64-1 (${delta.term} ${s[delta.term]} + ${delta.amount})`,
+      );
+    }
+    s[delta.term] = term;
   }
-  s[delta.term] = term;
+  c.supply = next;
 }
 
 /**

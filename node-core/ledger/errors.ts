@@ -34,7 +34,16 @@ export type LedgerErrorCode =
   | 'account_exists'
   | 'genesis'
   | 'unresolved_conflict'
-  | 'vote_locked';
+  | 'vote_locked'
+  // lease family (reference-behavior.md 4.3)
+  | 'lease_bounds'
+  | 'lease_cost'
+  | 'lease_state'
+  | 'lease_not_found'
+  | 'lease_window'
+  | 'lease_epoch'
+  | 'certificate'
+  | 'attestation';
 
 const RETRYABLE: ReadonlySet<LedgerErrorCode> = new Set([
   // A type this node cannot judge yet (reference-behavior.md 9.1, L-19): a newer node may accept it.

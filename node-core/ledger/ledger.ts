@@ -22,6 +22,12 @@ import {
 import { type Conflict, ConflictBook, type StagedBlock } from './conflict-book.ts';
 import { GroupCommit, type Outcome } from './group-commit.ts';
 import { LedgerReads } from './reads.ts';
+import type { CertificateBook } from '../leasing/certificate-book.ts';
+import { epochCandidates, type EpochRecord, parseEpoch } from '../leasing/epochs.ts';
+import { LeaseBook } from '../leasing/lease-book.ts';
+import type { LeaseUndo } from '../leasing/records.ts';
+import type { LeaseView } from '../leasing/rules/view.ts';
+import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../leasing/timing.ts';
 import { addSupply, type Counters, CountersBook } from './counters.ts';
 import { applyTypeRule, type Effects, type RuleView, type SignedBlock } from './rules/index.ts';
 
@@ -45,6 +51,10 @@ export interface LedgerDeps {
   powHash: (target: Uint8Array, nonce: bigint) => bigint;
   /** Node clock, Unix nanoseconds. */
   now: () => bigint;
+  /** Performance certificates known to this node (none: every lease waits for its certificate). */
+  certificates?: Pick<CertificateBook, 'get'>;
+  /** The network's lease time windows (pinned by its genesis; the defaults without one). */
+  leaseTiming?: () => LeaseTiming;
 }
 
 export type { SignedBlock } from './rules/index.ts';
@@ -83,14 +93,10 @@ export interface SubmitOptions {
 }
 
 export const LIVE_WINDOW_NS = 3_600_000_000_000n;
-const LEASE_TYPES = new Set([
-  'lease',
-  'lease_accept',
-  'lease_settle',
-  'lease_cancel',
-  'lease_force_settle',
-  'lease_renew',
-]);
+/** Types this node cannot judge yet (L-19): refused as retryable, ignored by gossip scoring. */
+const UNSUPPORTED_TYPES = new Set(['lease_renew']);
+/** Lease-family blocks: their effects beyond their own chain are undone from their undo entries. */
+const LEASE_FAMILY = new Set(['lease', 'lease_accept', 'lease_settle', 'lease_cancel', 'lease_force_settle']);
 /** Types that need the full multisig threshold (reference-behavior.md section 3.1 step 8). */
 const SPENDING_TYPES = new Set(['send', 'burn', 'lease', 'multisig_open', 'multisig_update', 'mint']);
 
@@ -105,6 +111,8 @@ export class Ledger extends LedgerReads {
   readonly counters: CountersBook;
   /** What the type rules read: this ledger's store and state chain as they stand. */
   private readonly ruleView: RuleView;
+  /** Lease records and the undo entries of lease-family blocks. */
+  readonly leases: LeaseBook;
   /** Submissions in flight by hash: a resubmission of the same signed block shares the outcome. */
   private readonly inflight = new Map<string, { block: Block; outcome: Promise<SubmitResult> }>();
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
@@ -145,6 +153,27 @@ export class Ledger extends LedgerReads {
     this.now = deps.now;
     this.counters = new CountersBook(deps.store);
     const sc = this.sc;
+    this.leases = new LeaseBook(deps.store);
+    const leases = this.leases;
+    const certificates = deps.certificates;
+    const timing = deps.leaseTiming ?? (() => DEFAULT_LEASE_TIMING);
+    const leasing: LeaseView = {
+      lease: (hash) => leases.get(hash),
+      certificate: (hash) => certificates?.get(hash),
+      get timekeepers() {
+        return sc.timekeepers;
+      },
+      epochCandidates: (t) => epochCandidates(this.epochs(), t),
+      get timing() {
+        return timing();
+      },
+      get stakeMilli() {
+        return BigInt(sc.lease.stake_milli);
+      },
+      account: (address) => this.getAccount(address),
+      hashAt: (address, height) => this.hashAt(address, height),
+      verify: deps.verifySync,
+    };
     this.ruleView = {
       get faucet() {
         return sc.faucet;
@@ -155,6 +184,7 @@ export class Ledger extends LedgerReads {
         return bytes === undefined ? undefined : decodePending(bytes);
       },
       block: (hash) => this.readBlock(hash)?.block,
+      leasing,
     };
   }
 
@@ -210,7 +240,7 @@ export class Ledger extends LedgerReads {
       this.putBlock(ctx, block, 1);
       if (block.representative) this.addWeight(ctx, block.representative, block.balance);
       ctx.counters.accounts += 1;
-      addSupply(ctx.counters, { asset: 'XE', term: 'genesis', amount: block.balance });
+      addSupply(ctx.counters, [{ asset: 'XE', term: 'genesis', amount: block.balance }]);
       this.closeContext(ctx);
     });
     this.counters.load();
@@ -292,7 +322,7 @@ export class Ledger extends LedgerReads {
     if (declares && !this.openingKeys.has(block.account)) this.openingKeys.set(block.account, block.pub_key!);
     try {
       return await new Promise<SubmitResult>((resolve, reject) => {
-        this.enqueue({ kind: 'block', block, hashed, keyUsed, resolve, reject });
+        this.enqueue({ kind: 'block', block, hashed, keyUsed, live: opts.live, resolve, reject });
       });
     } finally {
       if (declares && this.openingKeys.get(block.account) === block.pub_key)
@@ -302,7 +332,7 @@ export class Ledger extends LedgerReads {
 
   /** Checks that need no ledger state: type, hash, key declaration, proof of work, clock window. */
   private checkStateless(block: SignedBlock, opts: SubmitOptions): HashedBlock {
-    if (LEASE_TYPES.has(block.type)) {
+    if (UNSUPPORTED_TYPES.has(block.type)) {
       throw new LedgerError('unsupported_type', `${block.type} blocks are not supported by this node yet`);
     }
     if (block.type === 'genesis') throw new LedgerError('genesis', 'genesis blocks cannot be submitted');
@@ -355,6 +385,7 @@ export class Ledger extends LedgerReads {
     block: SignedBlock,
     hashed: HashedBlock,
     keyUsed: string | undefined,
+    live = false,
   ): SubmitResult {
     const s = this.store;
     // Stored meanwhile (this copy's credentials were verified before it was queued).
@@ -405,19 +436,23 @@ export class Ledger extends LedgerReads {
     }
 
     const old = acct?.balances[block.asset] ?? 0n;
-    const fx = this.applyType(block, acct, old);
+    const fx = this.applyType(block, acct, old, live);
     if (block.balance !== fx.balance) {
       throw new LedgerError(
         'balance_mismatch',
         `balance must be ${fx.balance} after this ${block.type}, not ${block.balance}`,
       );
     }
-    // The supply term first (it may refuse the block): nothing is written before every check passed.
+    // The supply terms first (they may refuse the block): nothing is written before every check passed.
     if (fx.supply) addSupply(ctx.counters, fx.supply);
+    // A cancel that wins over an unfinalized accept undoes it first (its own account is another).
+    if (fx.unwind !== undefined) this.undoFrontier(ctx, fx.unwind);
 
     // Writes.
     const height = (acct?.height ?? 0) + 1;
     const balances = { ...acct?.balances, [block.asset]: block.balance };
+    // The stake returned at settle is credited outside the block's balance field (LS-12).
+    if (fx.credit) balances[fx.credit.asset] = (balances[fx.credit.asset] ?? 0n) + fx.credit.amount;
     const representative = block.representative ?? acct?.representative;
     const next: AccountRecord = {
       height,
@@ -448,12 +483,14 @@ export class Ledger extends LedgerReads {
     if (finalNow) {
       next.final_height = height;
       next.final_balances = { ...next.final_balances, [block.asset]: block.balance };
+      if (fx.credit) next.final_balances[fx.credit.asset] = balances[fx.credit.asset]!;
     } else s.unfinal.putSync(block.account, '');
     this.writeAccount(block.account, next);
     this.putBlock(ctx, block, height, hashed);
     if (fx.pendingPut) {
       s.accounts.putSync(pendingKey(fx.pendingPut.destination, block.hash), encodePending(fx.pendingPut));
     }
+    if (fx.lease) this.writeLease(block, fx);
     if (fx.pendingDelete) s.accounts.removeSync(pendingKey(fx.pendingDelete[0], fx.pendingDelete[1]));
 
     if (!acct) ctx.counters.accounts += 1;
@@ -654,6 +691,7 @@ export class Ledger extends LedgerReads {
     const b = this.blockAt(account, h)!.block;
     const amount = b.amount ?? 0n;
     let claims = acct.claims;
+    let credit: LeaseUndo['credit'];
     switch (b.type) {
       case 'send': {
         const pk = pendingKey(b.destination!, b.hash);
@@ -685,19 +723,21 @@ export class Ledger extends LedgerReads {
         break;
       }
       case 'claim': {
-        addSupply(ctx.counters, { asset: 'XE', term: 'faucet', amount: -amount });
+        addSupply(ctx.counters, [{ asset: 'XE', term: 'faucet', amount: -amount }]);
         const i = (claims ?? []).findIndex(([t, v]) => t === b.timestamp && v === amount);
         if (i >= 0) claims = claims!.filter((_, k) => k !== i);
         break;
       }
       case 'burn':
-        addSupply(ctx.counters, { asset: 'XE', term: 'burned', amount: -amount });
+        addSupply(ctx.counters, [{ asset: 'XE', term: 'burned', amount: -amount }]);
         break;
       case 'mint':
-        addSupply(ctx.counters, { asset: 'XUSD', term: 'minted', amount: -amount });
+        addSupply(ctx.counters, [{ asset: 'XUSD', term: 'minted', amount: -amount }]);
         break;
       default:
-        throw new LedgerError('fork_unfinalized', `undoing a ${b.type} block is not supported`);
+        if (!LEASE_FAMILY.has(b.type))
+          throw new LedgerError('fork_unfinalized', `undoing a ${b.type} block is not supported`);
+        credit = this.undoLease(ctx, b);
     }
     // Delegation: the XE balance goes back from the current representative to the earlier one.
     const rep = this.representativeAt(account, h - 1);
@@ -718,6 +758,7 @@ export class Ledger extends LedgerReads {
     }
     const prev = this.blockAt(account, h - 1)!.block;
     const balances = { ...acct.balances, [b.asset]: this.balanceAt(account, h - 1, b.asset) };
+    if (credit) balances[credit.asset] = (balances[credit.asset] ?? 0n) - credit.amount;
     const next: AccountRecord = {
       ...acct,
       height: h - 1,
@@ -756,8 +797,81 @@ export class Ledger extends LedgerReads {
   }
 
   /** The type rule of a block: its expected post-block balance and its effects (rules/). */
-  private applyType(block: SignedBlock, acct: AccountRecord | undefined, old: bigint): Effects {
-    return applyTypeRule({ block, acct, old, view: this.ruleView });
+  private applyType(block: SignedBlock, acct: AccountRecord | undefined, old: bigint, live = false): Effects {
+    return applyTypeRule({
+      block,
+      acct,
+      old,
+      view: this.ruleView,
+      live: live ? { now: this.now() } : undefined,
+    });
+  }
+
+  /**
+   * Writes the lease record a lease-family block leaves, with the block's undo entry: the record as
+   * it was, the escrow it consumed and the supply and credit it moved (before the escrow is removed).
+   */
+  private writeLease(block: SignedBlock, fx: Effects): void {
+    const lease = fx.lease!;
+    const before = this.leases.get(lease.lease_hash);
+    let pendingDeleted: LeaseUndo['pendingDeleted'];
+    if (fx.pendingDelete) {
+      const [destination, hash] = fx.pendingDelete;
+      const bytes = this.store.accounts.get(pendingKey(destination, hash));
+      if (bytes !== undefined) pendingDeleted = { destination, hash, record: decodePending(bytes) };
+    }
+    this.leases.put(lease);
+    this.leases.putUndo(block.hash, {
+      lease_hash: lease.lease_hash,
+      ...(before ? { before } : {}),
+      ...(pendingDeleted ? { pendingDeleted } : {}),
+      supply: fx.supply ?? [],
+      ...(fx.credit ? { credit: { account: block.account, ...fx.credit } } : {}),
+    });
+  }
+
+  /**
+   * Undoes what a lease-family block did beyond its own chain entry, from its undo entry; returns the
+   * credit to take back from its account. Undoing a `lease` first undoes every block built on it on
+   * the provider's chain (its accept, and a settle after it), as undoing a send undoes its receive.
+   */
+  private undoLease(ctx: WriteContext, b: SignedBlock): LeaseUndo['credit'] {
+    if (b.type === 'lease') {
+      for (;;) {
+        const lease = this.leases.get(b.hash);
+        const accept = lease?.accept_hash;
+        if (accept === undefined || this.readBlock(accept) === undefined) break;
+        const provider = this.getAccount(lease!.provider)!;
+        const top = this.blockAt(lease!.provider, provider.height)!.block;
+        this.undoFrontier(ctx, lease!.provider);
+        if (top.hash === accept) break;
+      }
+      this.store.accounts.removeSync(pendingKey(b.destination!, b.hash));
+    }
+    const u = this.leases.takeUndo(b.hash);
+    if (u === undefined) throw new Error(`no undo entry for lease-family block ${b.hash}`);
+    if (u.before) this.leases.put(u.before);
+    else this.leases.remove(u.lease_hash);
+    if (u.pendingDeleted) {
+      const p = u.pendingDeleted;
+      this.store.accounts.putSync(pendingKey(p.destination, p.hash), encodePending(p.record));
+    }
+    if (u.supply.length > 0)
+      addSupply(
+        ctx.counters,
+        u.supply.map((d) => ({ ...d, amount: -d.amount })),
+      );
+    return u.credit;
+  }
+
+  /** The newest `epoch.N` records of the state chain (few: one per oracle period). */
+  private epochs(): EpochRecord[] {
+    const out: EpochRecord[] = [];
+    for (const { key, value } of this.sc.kvList({ offset: 0, limit: 100_000, prefix: 'epoch.' })) {
+      const e = parseEpoch(key, value);
+      if (e) out.push(e);
+    }
+    return out;
   }
 
   /** Adjusts a representative's delegated weight in the group's running view (clamped at 0). */
@@ -804,7 +918,8 @@ export class Ledger extends LedgerReads {
     const ctx = this.openContext();
     const outcomes = ops.map((op): Outcome => {
       try {
-        if (op.kind === 'block') return { value: this.applyBlock(ctx, op.block, op.hashed, op.keyUsed) };
+        if (op.kind === 'block')
+          return { value: this.applyBlock(ctx, op.block, op.hashed, op.keyUsed, op.live) };
         if (op.kind === 'resolve') {
           this.applyResolve(ctx, op.account, op.height, op.winner);
           return { value: [] };
@@ -864,6 +979,8 @@ export class Ledger extends LedgerReads {
       for (let h = acct.final_height + 1; h <= to; h++) {
         const b = this.blockAt(account, h)!.block;
         fb[b.asset] = b.balance;
+        const credit = this.creditOf(b);
+        if (credit) fb[credit.asset] = (fb[credit.asset] ?? 0n) + credit.amount;
         // A position final with its on-chain block settles any conflict there (the siblings lost)
         // and needs its commit-lock no more.
         const c = this.conflictBook.at(account, h);
@@ -921,6 +1038,7 @@ type WriteOp =
       block: SignedBlock;
       hashed: HashedBlock;
       keyUsed: string | undefined;
+      live: boolean;
       resolve: (r: SubmitResult) => void;
       reject: (e: Error) => void;
     }

@@ -16,6 +16,7 @@ import {
 } from './codec.ts';
 import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
 import type { SignedBlock } from './rules/index.ts';
+import { decodeLease } from '../leasing/records.ts';
 
 export interface StoredBlock {
   block: SignedBlock;
@@ -27,6 +28,9 @@ export interface PendingEntry extends PendingRecord {
   hash: string;
   destination: string;
 }
+
+/** Blocks whose amount leaves the account: sends, burns, a lease's escrow, an accept's stake. */
+const OUTFLOW_TYPES = new Set(['send', 'burn', 'lease', 'lease_accept']);
 
 /**
  * The read side of the ledger: accounts, chains, blocks, pending entries and totals, straight from the
@@ -55,13 +59,27 @@ export class LedgerReads {
     return entry === undefined ? undefined : this.blockBySeq(entry.subarray(0, 8));
   }
 
-  /** The balance of `asset` after the block at `height` (0 before the first block). */
+  /**
+   * The balance of `asset` after the block at `height` (0 before the first block): the balance field
+   * of the last block in that asset, plus the credits that blocks in other assets made to it since.
+   */
   protected balanceAt(account: string, height: number, asset: string): bigint {
+    let credited = 0n;
     for (let h = height; h >= 1; h--) {
       const b = this.blockAt(account, h)!.block;
-      if (b.asset === asset) return b.balance;
+      if (b.asset === asset) return b.balance + credited;
+      const c = this.creditOf(b);
+      if (c?.asset === asset) credited += c.amount;
     }
-    return 0n;
+    return credited;
+  }
+
+  /** A credit a block makes outside its balance field: the stake a `lease_settle` returns (LS-12). */
+  protected creditOf(b: SignedBlock): { asset: string; amount: bigint } | undefined {
+    if (b.type !== 'lease_settle' || b.source === undefined) return undefined;
+    const text = this.store.leases.get(b.source);
+    const stake = text === undefined ? 0n : decodeLease(text).stake;
+    return stake > 0n ? { asset: 'XUSD', amount: stake } : undefined;
   }
 
   /** The representative in force after the block at `height`. */
@@ -195,7 +213,7 @@ export class LedgerReads {
     const out: Record<string, bigint> = { ...acct.final_balances };
     for (let h = acct.final_height + 1; h <= acct.height; h++) {
       const b = this.blockAt(address, h)!.block;
-      if (b.type === 'send' || b.type === 'burn') out[b.asset] = (out[b.asset] ?? 0n) - (b.amount ?? 0n);
+      if (OUTFLOW_TYPES.has(b.type)) out[b.asset] = (out[b.asset] ?? 0n) - (b.amount ?? 0n);
     }
     for (const [k, v] of Object.entries(out)) if (v <= 0n) delete out[k];
     return out;

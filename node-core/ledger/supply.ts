@@ -44,6 +44,8 @@ export function computeSupply(ledger: Ledger, now: () => bigint): SupplyReport {
     const { accounts, pending } = held;
     const balances = { XE: 0n, XUSD: 0n, ...held.balances };
     const inFlight = { XE: 0n, XUSD: 0n, ...held.inFlight };
+    // Provider stakes on accepted leases: out of every balance, not yet returned or forfeited.
+    const lockedStake = { XE: 0n, XUSD: ledger.leases.lockedStake() };
     ledger.counters.load();
     const after = ledger.counters.current;
     const stable = after.blocks === before.blocks;
@@ -54,12 +56,12 @@ export function computeSupply(ledger: Ledger, now: () => bigint): SupplyReport {
       const created = s.genesis + s.faucet + s.minted + s.emitted;
       const destroyed = s.burned + s.escrow_burned + s.stake_forfeited;
       const observed = balances[asset]! + inFlight[asset]!;
-      const accounted = observed + destroyed;
+      const accounted = observed + lockedStake[asset] + destroyed;
       assets[asset] = {
         ...s,
         created,
         destroyed,
-        locked_stake: 0n,
+        locked_stake: lockedStake[asset],
         balances: balances[asset]!,
         in_flight: inFlight[asset]!,
         observed,

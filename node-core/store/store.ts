@@ -67,6 +67,12 @@ export class Store {
    * final vote for there (write-once; reference-behavior.md 2.2). Dropped once the position is final.
    */
   readonly voteLocks: Database<string, string>;
+  /** lease hash (64 hex) -> lease record JSON (leasing/records.ts) */
+  readonly leases: Database<string, string>;
+  /** lease-family block hash (32 bytes) -> what undoing that block puts back (JSON) */
+  readonly leaseUndo: Database<string, Uint8Array>;
+  /** performance certificate hash (64 hex) -> certificate JSON (protocol.md 8.6) */
+  readonly certificates: Database<string, string>;
   /** state-chain index -> state block JSON (op values verbatim) */
   readonly stateBlocks: Database<string, number>;
   /** state-chain key -> value JSON text, verbatim */
@@ -88,6 +94,12 @@ export class Store {
     this.conflicts = text<string>('conflicts');
     this.staged = bin('staged');
     this.voteLocks = text<string>('vote_locks');
+    this.leases = text<string>('leases');
+    this.leaseUndo = root.openDB<string, Uint8Array>('lease_undo', {
+      encoding: 'string',
+      keyEncoding: 'binary',
+    });
+    this.certificates = text<string>('certificates');
     this.stateBlocks = text<number>('state_blocks');
     this.kv = text<string>('kv');
   }
@@ -96,7 +108,7 @@ export class Store {
     const root = open({
       path: opts.path,
       mapSize: opts.mapSize ?? 256 * 1024 * 1024,
-      maxDbs: 16,
+      maxDbs: 32,
       // Child transactions (an abortable unit per block) need no shared cache and no write map.
       // Without a write map a full disk is an error at commit (ENOSPC), not a SIGBUS on a page.
       cache: false,

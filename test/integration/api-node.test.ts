@@ -98,6 +98,11 @@ describe('HTTP API: node, network, accounts and pending', () => {
     // Every listed GET without parameters really answers (no 404/405).
     for (const e of m.endpoints.filter((x) => x.method === 'GET' && !x.path!.includes('{'))) {
       const res = await http(kit.url, 'GET', e.path!);
+      // A node that has not made its own performance certificate yet says so (reference 1.5).
+      if (e.path === '/certificate' && res.status === 404) {
+        expect(res.body).toEqual({ error: 'no performance certificate' });
+        continue;
+      }
       expect([200, 503], `${e.path} ${res.status}`).toContain(res.status);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     }

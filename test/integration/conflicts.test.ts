@@ -19,6 +19,7 @@ import { signStateBlock, type StateBlock, stateBlockToJson } from '../../node-co
 import { stringifyJson } from '../../node-core/protocol/json.ts';
 import type { NodeOptions } from '../../node-core/node.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+import { restoreFinality, stallFinality } from '../helpers/finality.ts';
 
 /**
  * Conflicts on one node (reference-behavior.md 2.5 and section 9: C-14, C-16), with finality stalled
@@ -62,40 +63,6 @@ function doubleSend(send: Block, to: string): Omit<Block, 'account' | 'timestamp
     amount: 2n * XE,
     balance: send.balance - XE,
   };
-}
-
-/**
- * Delegates 30M of the 42M XE to another representative (by default one that never votes): the
- * node's own 29 % finalizes nothing alone.
- */
-async function stallFinality(kit: Kit, treasury: Account, rep = new Account(kit).address): Promise<Account> {
-  const x = new Account(kit);
-  const big = await treasury.send(x.address, 30_000_000n * XE);
-  await waitFinal(kit, treasury.address);
-  await x.commit(
-    x.build({
-      type: 'receive',
-      asset: 'XE',
-      source: big.hash!,
-      balance: 30_000_000n * XE,
-      representative: rep,
-    }),
-  );
-  return x;
-}
-
-/** x delegates back to the node's representative: quorum returns. */
-async function restoreFinality(kit: Kit, x: Account, to: string): Promise<void> {
-  await x.commit(
-    x.build({
-      type: 'send',
-      asset: 'XE',
-      destination: to,
-      amount: 1n,
-      balance: x.bal() - 1n,
-      representative: kit.nodeAddress,
-    }),
-  );
 }
 
 describe('conflicts', () => {

@@ -7,12 +7,12 @@ import { U64_MAX } from '../../node-core/protocol/int.ts';
 describe('ledger counters: checked supply arithmetic', () => {
   it('adds up to 2^64-1 in steps and refuses the step past it with a non-retryable overflow', () => {
     const c = emptyCounters();
-    addSupply(c, { asset: 'XUSD', term: 'minted', amount: U64_MAX - 1n });
-    addSupply(c, { asset: 'XUSD', term: 'minted', amount: 1n });
+    addSupply(c, [{ asset: 'XUSD', term: 'minted', amount: U64_MAX - 1n }]);
+    addSupply(c, [{ asset: 'XUSD', term: 'minted', amount: 1n }]);
     expect(c.supply.XUSD.minted).toBe(U64_MAX);
     let err: unknown;
     try {
-      addSupply(c, { asset: 'XUSD', term: 'minted', amount: 1n });
+      addSupply(c, [{ asset: 'XUSD', term: 'minted', amount: 1n }]);
     } catch (e) {
       err = e;
     }
@@ -23,23 +23,37 @@ describe('ledger counters: checked supply arithmetic', () => {
 
   it('bounds the total created across terms, not only each term', () => {
     const c = emptyCounters();
-    addSupply(c, { asset: 'XE', term: 'genesis', amount: U64_MAX - 10n });
-    addSupply(c, { asset: 'XE', term: 'faucet', amount: 6n });
-    expect(() => addSupply(c, { asset: 'XE', term: 'minted', amount: 5n })).toThrow(/XE supply would exceed/);
-    addSupply(c, { asset: 'XE', term: 'emitted', amount: 4n });
+    addSupply(c, [{ asset: 'XE', term: 'genesis', amount: U64_MAX - 10n }]);
+    addSupply(c, [{ asset: 'XE', term: 'faucet', amount: 6n }]);
+    expect(() => addSupply(c, [{ asset: 'XE', term: 'minted', amount: 5n }])).toThrow(
+      /XE supply would exceed/,
+    );
+    addSupply(c, [{ asset: 'XE', term: 'emitted', amount: 4n }]);
     // Destroyed terms are bounded by the created total through conservation, each by u64 here.
-    addSupply(c, { asset: 'XE', term: 'burned', amount: U64_MAX });
-    expect(() => addSupply(c, { asset: 'XE', term: 'burned', amount: 1n })).toThrow(LedgerError);
+    addSupply(c, [{ asset: 'XE', term: 'burned', amount: U64_MAX }]);
+    expect(() => addSupply(c, [{ asset: 'XE', term: 'burned', amount: 1n }])).toThrow(LedgerError);
     // The other asset is independent.
-    addSupply(c, { asset: 'XUSD', term: 'minted', amount: U64_MAX });
+    addSupply(c, [{ asset: 'XUSD', term: 'minted', amount: U64_MAX }]);
+  });
+
+  it('a list of deltas is all or nothing', () => {
+    const c = emptyCounters();
+    addSupply(c, [{ asset: 'XUSD', term: 'minted', amount: U64_MAX }]);
+    expect(() =>
+      addSupply(c, [
+        { asset: 'XE', term: 'emitted', amount: 5n },
+        { asset: 'XUSD', term: 'minted', amount: 1n },
+      ]),
+    ).toThrow(LedgerError);
+    expect(c.supply.XE.emitted).toBe(0n);
   });
 
   it('undoing never goes below zero', () => {
     const c = emptyCounters();
-    addSupply(c, { asset: 'XE', term: 'faucet', amount: 5n });
-    addSupply(c, { asset: 'XE', term: 'faucet', amount: -5n });
+    addSupply(c, [{ asset: 'XE', term: 'faucet', amount: 5n }]);
+    addSupply(c, [{ asset: 'XE', term: 'faucet', amount: -5n }]);
     expect(c.supply.XE.faucet).toBe(0n);
-    expect(() => addSupply(c, { asset: 'XE', term: 'faucet', amount: -1n })).toThrow(RangeError);
+    expect(() => addSupply(c, [{ asset: 'XE', term: 'faucet', amount: -1n }])).toThrow(RangeError);
   });
 
   it('round-trips every term and refuses to encode a value that would wrap', () => {

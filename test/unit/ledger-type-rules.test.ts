@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LEASE_TIMING } from '../../node-core/leasing/timing.ts';
 import { LedgerError } from '../../node-core/ledger/errors.ts';
 import type { AccountRecord, PendingRecord } from '../../node-core/ledger/records.ts';
 import { applyTypeRule, type RuleView, type SignedBlock } from '../../node-core/ledger/rules/index.ts';
@@ -23,6 +24,17 @@ function view(
     isMinter: (a) => a === A,
     pending: (account, source) => over.pending?.[`${account}:${source}`],
     block: (hash) => over.blocks?.[hash],
+    leasing: {
+      lease: () => undefined,
+      certificate: () => undefined,
+      timekeepers: undefined,
+      epochCandidates: () => undefined,
+      timing: DEFAULT_LEASE_TIMING,
+      stakeMilli: 0n,
+      account: () => undefined,
+      hashAt: () => undefined,
+      verify: () => false,
+    },
   };
 }
 
@@ -75,7 +87,7 @@ describe('ledger type rules', () => {
         [b.timestamp - DAY + 1n, 600n],
         [b.timestamp, 400n],
       ],
-      supply: { asset: 'XE', term: 'faucet', amount: 400n },
+      supply: [{ asset: 'XE', term: 'faucet', amount: 400n }],
     });
     expect(
       refusal(() => applyTypeRule({ block: { ...b, amount: 401n }, acct: a, old: 0n, view: view() })),
@@ -150,12 +162,12 @@ describe('ledger type rules', () => {
       applyTypeRule({ block: block({ type: 'burn', amount: 4n }), acct: acct(), old: 4n, view: view() }),
     ).toEqual({
       balance: 0n,
-      supply: { asset: 'XE', term: 'burned', amount: 4n },
+      supply: [{ asset: 'XE', term: 'burned', amount: 4n }],
     });
     const mint = block({ type: 'mint', asset: 'XUSD', amount: 3n });
     expect(applyTypeRule({ block: mint, acct: acct(), old: 1n, view: view() })).toEqual({
       balance: 4n,
-      supply: { asset: 'XUSD', term: 'minted', amount: 3n },
+      supply: [{ asset: 'XUSD', term: 'minted', amount: 3n }],
     });
     expect(
       refusal(() => applyTypeRule({ block: { ...mint, account: B }, acct: acct(), old: 0n, view: view() }))
@@ -195,7 +207,9 @@ describe('ledger type rules', () => {
 
   it('a type without a rule is refused as one this node cannot judge yet (retryable)', () => {
     expect(
-      refusal(() => applyTypeRule({ block: block({ type: 'lease' }), acct: acct(), old: 0n, view: view() })),
+      refusal(() =>
+        applyTypeRule({ block: block({ type: 'lease_renew' }), acct: acct(), old: 0n, view: view() }),
+      ),
     ).toEqual({
       code: 'unsupported_type',
       retryable: true,

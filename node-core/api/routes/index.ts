@@ -4,12 +4,14 @@ import { accountRoutes } from './accounts.ts';
 import { blockRoutes } from './blocks.ts';
 import { directoryRoutes } from './directory.ts';
 import { leaseRoutes } from './leases.ts';
+import { leasingRoutes } from './leasing.ts';
 import { networkRoutes } from './network.ts';
 import { statechainRoutes } from './statechain.ts';
 
 /**
  * The node's route table, in manifest order: node and network, accounts, pending and frontiers,
- * blocks, conflicts and delegation, lease requests, state chain, directory. One table drives
+ * blocks, conflicts and delegation, leases, certificates and attestations, lease requests, state
+ * chain, directory. One table drives
  * routes, manifest and OpenAPI.
  */
 export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
@@ -21,6 +23,7 @@ export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
     pick('GET /frontiers', 'GET /supply', 'GET /pending', 'GET /pending/:address'),
     blockRoutes(node),
     pick('GET /conflicts', 'GET /delegation', 'GET /conflicts/:account'),
+    leasingRoutes(node),
     leaseRoutes(node),
     statechainRoutes(node),
     directoryRoutes(node),

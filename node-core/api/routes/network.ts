@@ -1,5 +1,4 @@
 import type { LedgerNode } from '../../node.ts';
-import type { GENESIS_TIMING_FIELDS } from '../../protocol/block.ts';
 import { formatDifficulty } from '../../protocol/pow.ts';
 import { computeSupply, type SupplyReport } from '../../ledger/supply.ts';
 import type { Conflict } from '../../ledger/conflict-book.ts';
@@ -64,19 +63,6 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
   /** Sync progress; a node without peers has nothing to catch up on. */
   const syncProgress = () =>
     node.syncer?.progress ?? { state: 'idle', blocks_known: 0, blocks_left: 0, estimate_seconds: null };
-
-  const leaseTiming = () => {
-    const g = node.ledger.getBlock(node.genesisHash)?.block;
-    const v = (f: (typeof GENESIS_TIMING_FIELDS)[number]) => g?.[f] ?? 0n;
-    return {
-      min_duration_secs: v('lease_min_duration_secs'),
-      settle_grace_ns: v('lease_settle_grace_ns'),
-      force_settle_gap_ns: v('lease_force_settle_gap_ns'),
-      escrow_expiry_ns: v('lease_escrow_expiry_ns'),
-      archive_gap_ns: v('lease_archive_gap_ns'),
-      max_attestation_skew_ns: v('max_attestation_skew_ns'),
-    };
-  };
 
   const readiness = () => {
     const w = node.consensus.weights();
@@ -145,6 +131,12 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
     };
   };
 
+  /** LS-14: whether this node holds an unexpired certificate of its own. */
+  const certificateStatus = () => {
+    const own = node.certificates.newestValid(node.nodeKey.address, node.now());
+    return own ? { valid: true, hash: own.hash, expires_at: own.expires_at } : { valid: false };
+  };
+
   return [
     defineRoute({
       method: 'GET',
@@ -158,6 +150,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
         return {
           id: node.nodeId,
           address: node.nodeKey.address,
+          // The identity this node signs with as timekeeper and provider (its key's address).
+          account: node.nodeKey.address,
           public_key: node.nodeKey.pub_key,
           version: `xe/${node.version}`,
           network_id: node.statechain.networkId,
@@ -187,8 +181,9 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           messenger: node.p2p?.messengerStats ?? null,
           pow_difficulty: formatDifficulty(pow.block),
           chat_pow_difficulty: formatDifficulty(pow.chat),
-          lease_timing: leaseTiming(),
-          certificate: { valid: false },
+          // The effective genesis-pinned windows (defaults where the genesis pins none).
+          lease_timing: node.leaseTiming,
+          certificate: certificateStatus(),
           statechain_height: node.statechain.blockCount,
           sync: syncProgress(),
         };

@@ -6,5 +6,5 @@ import type { TypeRule } from './types.ts';
 export const burnRule: TypeRule = ({ block, old }) => {
   const amount = block.amount ?? 0n;
   if (block.asset !== 'XE') throw new LedgerError('wrong_asset', 'burn is XE only');
-  return { balance: debit(old, amount, block.asset), supply: { asset: 'XE', term: 'burned', amount } };
+  return { balance: debit(old, amount, block.asset), supply: [{ asset: 'XE', term: 'burned', amount }] };
 };

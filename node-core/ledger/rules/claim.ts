@@ -24,6 +24,6 @@ export const claimRule: TypeRule = ({ block, acct, old, view }) => {
   return {
     balance: credit(old, amount),
     claims: [...recent, [block.timestamp, amount]],
-    supply: { asset: 'XE', term: 'faucet', amount },
+    supply: [{ asset: 'XE', term: 'faucet', amount }],
   };
 };

@@ -1,3 +1,4 @@
+import { LEASE_RULES } from '../../leasing/rules/index.ts';
 import { LedgerError } from '../errors.ts';
 import { burnRule } from './burn.ts';
 import { claimRule } from './claim.ts';
@@ -18,6 +19,7 @@ const RULES: Readonly<Record<string, TypeRule>> = {
   mint: mintRule,
   multisig_open: multisigOpenRule,
   multisig_update: multisigUpdateRule,
+  ...LEASE_RULES,
 };
 
 /** The rule of the block's type: its expected post-block balance and its effects. */

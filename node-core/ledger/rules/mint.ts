@@ -9,5 +9,5 @@ export const mintRule: TypeRule = ({ block, old, view }) => {
   if (!view.isMinter(block.account))
     throw new LedgerError('not_minter', 'account is not a minter (sys.minter)');
   requirePositive(amount);
-  return { balance: credit(old, amount), supply: { asset: 'XUSD', term: 'minted', amount } };
+  return { balance: credit(old, amount), supply: [{ asset: 'XUSD', term: 'minted', amount }] };
 };

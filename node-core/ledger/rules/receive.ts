@@ -9,6 +9,10 @@ import type { TypeRule } from './types.ts';
 export const receiveRule: TypeRule = ({ block, old, view }) => {
   const amount = block.amount ?? 0n;
   const source = block.source!;
+  // A lease's escrow is a pending entry for the provider, but only the lease blocks may move it.
+  const lease = view.leasing.lease(source);
+  if (lease !== undefined && (lease.state === 'created' || lease.state === 'accepted'))
+    throw new LedgerError('lease_state', 'cannot receive a live lease escrow');
   const p = view.pending(block.account, source);
   if (p === undefined) {
     const src = view.block(source);

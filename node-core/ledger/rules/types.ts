@@ -1,5 +1,7 @@
 import type { Block } from '../../protocol/block.ts';
 import type { Keyset } from '../../protocol/keys.ts';
+import type { LeaseView } from '../../leasing/rules/view.ts';
+import type { LeaseRecord } from '../../leasing/records.ts';
 import type { Faucet } from '../../statechain/sys.ts';
 import type { SupplyDelta } from '../counters.ts';
 import type { AccountRecord, PendingRecord } from '../records.ts';
@@ -20,6 +22,8 @@ export interface RuleView {
   pending(account: string, source: string): PendingRecord | undefined;
   /** A stored block by hash. */
   block(hash: string): SignedBlock | undefined;
+  /** What the lease-family rules read. */
+  readonly leasing: LeaseView;
 }
 
 /** The input of a type rule: the block, its account before it (absent for an opening block), the old balance of the block's asset. */
@@ -28,6 +32,8 @@ export interface RuleInput {
   acct: AccountRecord | undefined;
   old: bigint;
   view: RuleView;
+  /** Set on the live path (HTTP, gossip): the node clock, for checks that sync must skip. */
+  live?: { now: bigint };
 }
 
 /** What a valid block does: its post-block balance and its side effects, applied by the write path. */
@@ -38,7 +44,13 @@ export interface Effects {
   pendingDelete?: [string, string];
   keyset?: Keyset;
   claims?: [bigint, bigint][];
-  supply?: SupplyDelta;
+  supply?: SupplyDelta[];
+  /** The lease record as the block leaves it (lease-family blocks). */
+  lease?: LeaseRecord;
+  /** A credit to the block's own account outside its balance field (the stake returned at settle). */
+  credit?: { asset: string; amount: bigint };
+  /** An account whose frontier block must be undone first (a cancel that wins over an accept). */
+  unwind?: string;
 }
 
 /** A per-type rule: throws a LedgerError for an invalid block, or states its effects. */

@@ -1,0 +1,262 @@
+import type { LedgerNode } from '../../node.ts';
+import { attestationPayload } from '../../protocol/payloads.ts';
+import { benchmarkEndSubject, certificateToJson } from '../../protocol/certificate.ts';
+import { bytesToHex, hexToBytes, isHex } from '../../protocol/hex.ts';
+import { signBytesNode } from '../../fastpath/ed25519.ts';
+import { LEASE_STATES, type LeaseRecord, type LeaseState, TERMINAL_STATES } from '../../leasing/records.ts';
+import { ApiError } from '../errors.ts';
+import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
+import { errorSchema, hex64, lower, page, pageQuery } from './common.ts';
+
+/**
+ * The contract's Leases and Performance certificates tables, and the timekeeper's attestation
+ * (reference-behavior.md 1.5, 1.8). Leases are read from the ledger's lease records; the node
+ * signs attestations only as a listed timekeeper, so its signature always counts.
+ */
+
+/** A lease in the contract's Lease shape, plus `state` and `renewals`; amounts as strings (D3). */
+export function leaseJson(r: LeaseRecord): Record<string, unknown> {
+  return {
+    lease_hash: r.lease_hash,
+    state: r.state,
+    consumer: r.consumer,
+    provider: r.provider,
+    vcpus: r.vcpus,
+    memory_mb: r.memory_mb,
+    disk_gb: r.disk_gb,
+    duration: r.duration,
+    ...(r.access_pub_key ? { access_pub_key: r.access_pub_key } : {}),
+    cost: r.cost.toString(),
+    stake: r.stake.toString(),
+    start_time: r.start_time,
+    ...(r.certificate_hash ? { certificate_hash: r.certificate_hash } : {}),
+    settled: r.settled,
+    ...(r.locked_r !== undefined
+      ? {
+          locked_r: r.locked_r,
+          locked_payout_cap: r.locked_payout_cap,
+          locked_twap_milli: r.locked_twap_milli,
+        }
+      : {}),
+    ...(r.accept_hash ? { accept_hash: r.accept_hash } : {}),
+    renewals: r.renewals.map((x) => ({ ...x, cost: x.cost.toString() })),
+    created_at: r.created_at,
+  };
+}
+
+const leaseSchema: JsonSchema = {
+  type: 'object',
+  required: ['lease_hash', 'state', 'consumer', 'provider', 'cost', 'stake', 'settled'],
+  properties: {
+    lease_hash: { type: 'string' },
+    state: { type: 'string', enum: [...LEASE_STATES] },
+    consumer: { type: 'string' },
+    provider: { type: 'string' },
+    vcpus: { type: 'integer' },
+    memory_mb: { type: 'integer' },
+    disk_gb: { type: 'integer' },
+    duration: { type: 'integer', description: 'seconds, renewals included' },
+    access_pub_key: { type: 'string' },
+    cost: { type: 'string', description: 'XUSD micro-units escrowed by the consumer' },
+    stake: { type: 'string', description: 'XUSD micro-units staked by the provider' },
+    start_time: { type: 'integer', description: 'attested start, Unix ns (0 until accepted)' },
+    certificate_hash: { type: 'string' },
+    settled: { type: 'boolean' },
+    renewals: { type: 'array', description: 'lease_renew extensions (an extension of this node)' },
+  },
+};
+
+const certificateSchema: JsonSchema = {
+  type: 'object',
+  description: 'performance certificate (protocol.md 8.6)',
+  required: ['provider', 'hash', 'expires_at', 'price_multiplier_milli', 'signature'],
+};
+
+function hashParam(name: string): JsonSchema {
+  return { type: 'object', properties: { [name]: hex64 }, required: [name] };
+}
+
+export function leasingRoutes(node: LedgerNode): RouteDef[] {
+  const certificate = (hash: string) => {
+    const c = node.certificates.get(lower(hash));
+    if (!c) throw ApiError.notFound('no certificate with that hash');
+    return c;
+  };
+  return [
+    defineRoute<{
+      query: { offset?: number; limit?: number; consumer?: string; provider?: string; state?: string };
+    }>({
+      method: 'GET',
+      path: '/leases',
+      description: 'leases, by lease hash; filter by consumer, provider and state; paged',
+      auth: 'none',
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: {
+            ...(pageQuery.properties as Record<string, JsonSchema>),
+            consumer: hex64,
+            provider: hex64,
+            state: { type: 'string' },
+          },
+        },
+        response: { 200: { type: 'array', items: leaseSchema } },
+      },
+      async handler(req, reply) {
+        const q = req.query;
+        if (q.state !== undefined && !(LEASE_STATES as readonly string[]).includes(q.state))
+          throw ApiError.badRequest(`invalid state: must be one of ${LEASE_STATES.join(', ')}`);
+        const { offset, limit } = page(q);
+        const { total, leases } = node.ledger.leases.list(
+          {
+            consumer: q.consumer && lower(q.consumer),
+            provider: q.provider && lower(q.provider),
+            state: q.state as LeaseState | undefined,
+          },
+          offset,
+          limit,
+        );
+        reply.header('x-total-count', String(total));
+        return leases.map(leaseJson);
+      },
+    }),
+    defineRoute<{ params: { hash: string } }>({
+      method: 'GET',
+      path: '/leases/:hash',
+      description: 'a lease by the hash of its lease block',
+      auth: 'none',
+      schema: { params: hashParam('hash'), response: { 200: leaseSchema, 404: errorSchema } },
+      async handler(req) {
+        const r = node.ledger.leases.get(lower(req.params.hash));
+        if (!r) throw ApiError.notFound('lease not found');
+        return leaseJson(r);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/attestation/request',
+      description: 'a timekeeper attestation of now for a live lease or a registered provider',
+      auth: 'none',
+      schema: {
+        body: {
+          type: 'object',
+          required: ['lease_hash'],
+          properties: { lease_hash: { type: 'string', description: 'lease hash, or a provider address' } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['public_key', 'timestamp', 'signature'],
+            properties: {
+              public_key: { type: 'string' },
+              timestamp: { type: 'integer' },
+              signature: { type: 'string' },
+            },
+          },
+          400: errorSchema,
+          404: errorSchema,
+          503: errorSchema,
+        },
+      },
+      async handler(req) {
+        const b = req.body as Record<string, unknown>;
+        if (typeof b !== 'object' || b === null || Array.isArray(b)) throw ApiError.invalidBody();
+        const subject = b.lease_hash;
+        if (subject === undefined || subject === '') throw ApiError.badRequest('lease_hash required');
+        if (typeof subject !== 'string') throw ApiError.badRequest('lease_hash must be a string');
+        if (subject.length !== 64)
+          throw ApiError.badRequest(`invalid attestation identifier length: ${subject.length}`);
+        if (!isHex(subject, 32)) throw ApiError.badRequest('lease_hash must be 64 hex characters');
+        const id = subject.toLowerCase();
+        const lease = node.ledger.leases.get(id);
+        if (lease && TERMINAL_STATES.has(lease.state))
+          throw ApiError.badRequest(`lease ${id} is ${lease.state}: no attestation-gated transitions remain`);
+        if (!lease && !isAttestableProvider(node, id)) throw ApiError.notFound('lease not found');
+        // Only a listed timekeeper's signature counts: any other would be a promise it cannot keep.
+        if (!node.statechain.timekeepers?.keys.includes(node.nodeKey.pub_key))
+          throw ApiError.unavailable('timekeeper unavailable: this node is not a listed timekeeper');
+        const timestamp = node.now();
+        const sig = signBytesNode(attestationPayload(id, timestamp), hexToBytes(node.nodeKey.seed_hex));
+        return { public_key: node.nodeKey.pub_key, timestamp, signature: bytesToHex(sig) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/certificate',
+      description: "this node's own performance certificate",
+      auth: 'none',
+      schema: { response: { 200: certificateSchema, 404: errorSchema } },
+      async handler() {
+        const own = node.certificates.newestValid(node.nodeKey.address, node.now());
+        if (!own) throw ApiError.notFound('no performance certificate');
+        return certificateToJson(own);
+      },
+    }),
+    defineRoute<{ params: { hash: string } }>({
+      method: 'GET',
+      path: '/certificate/hash/:hash',
+      description: 'a retained performance certificate by hash, expired ones included',
+      auth: 'none',
+      schema: { params: hashParam('hash'), response: { 200: certificateSchema, 404: errorSchema } },
+      async handler(req) {
+        return certificateToJson(certificate(req.params.hash));
+      },
+    }),
+    defineRoute<{ params: { hash: string } }>({
+      method: 'GET',
+      path: '/certificate/nonces/:hash',
+      description: "a certificate's CPU witness: its seed, workload and work proof",
+      auth: 'none',
+      schema: { params: hashParam('hash'), response: { 404: errorSchema } },
+      async handler(req) {
+        const c = certificate(req.params.hash);
+        return {
+          hash: c.hash,
+          seed: c.seed,
+          workload_version: c.workload_version,
+          iterations: c.iterations,
+          work_proof: c.work_proof,
+        };
+      },
+    }),
+    defineRoute<{ params: { hash: string } }>({
+      method: 'GET',
+      path: '/certificate/attestations/:hash',
+      description: "a certificate's start and end attestations: Merkle roots and median times",
+      auth: 'none',
+      schema: { params: hashParam('hash'), response: { 404: errorSchema } },
+      async handler(req) {
+        const c = certificate(req.params.hash);
+        return {
+          hash: c.hash,
+          start_attestation_root: c.start_attestation_root,
+          end_attestation_root: c.end_attestation_root,
+          start_median: c.start_median,
+          end_median: c.end_median,
+        };
+      },
+    }),
+    defineRoute<{ params: { provider: string } }>({
+      method: 'GET',
+      path: '/certificate/:provider',
+      description: "a provider's newest unexpired performance certificate",
+      auth: 'none',
+      schema: { params: hashParam('provider'), response: { 200: certificateSchema, 404: errorSchema } },
+      async handler(req) {
+        const c = node.certificates.newestValid(lower(req.params.provider), node.now());
+        if (!c) throw ApiError.notFound('no certificate for provider');
+        return certificateToJson(c);
+      },
+    }),
+  ];
+}
+
+/** A provider address in the directory, or that address as a certificate's end attestation names it. */
+function isAttestableProvider(node: LedgerNode, id: string): boolean {
+  for (const e of node.directory.list()) {
+    if (e.address === id || benchmarkEndSubject(e.address) === id) return true;
+  }
+  // This node attests its own benchmark (its certificate needs a start and an end attestation).
+  const own = node.nodeKey.address;
+  return id === own || id === benchmarkEndSubject(own);
+}

@@ -1,0 +1,144 @@
+import { parseJson, stringifyJson } from '../protocol/json.ts';
+import type { SupplyDelta } from '../ledger/counters.ts';
+import type { PendingRecord } from '../ledger/records.ts';
+
+/**
+ * The lease object (reference-behavior.md 4.1): keyed by the hash of its `lease` block, changed by
+ * the later lease blocks that carry that hash in `source`, and by the local archive sweep.
+ */
+export type LeaseState = 'created' | 'accepted' | 'settled' | 'cancelled' | 'unfulfilled' | 'expired';
+
+export const LEASE_STATES: readonly LeaseState[] = [
+  'created',
+  'accepted',
+  'settled',
+  'cancelled',
+  'unfulfilled',
+  'expired',
+];
+
+/** No lease block can follow these; capacity and `/providers` count every lease that is not one. */
+export const TERMINAL_STATES: ReadonlySet<LeaseState> = new Set([
+  'settled',
+  'cancelled',
+  'unfulfilled',
+  'expired',
+]);
+
+export interface LeaseRenewal {
+  renew_hash: string;
+  duration: bigint;
+  cost: bigint;
+  start_time: bigint;
+}
+
+export interface LeaseRecord {
+  lease_hash: string;
+  state: LeaseState;
+  consumer: string;
+  provider: string;
+  vcpus: bigint;
+  memory_mb: bigint;
+  disk_gb: bigint;
+  /** Seconds, renewals included. */
+  duration: bigint;
+  access_pub_key?: string;
+  /** XUSD escrowed by the `lease` block (renewals escrow their own cost). */
+  cost: bigint;
+  stake: bigint;
+  /** The accept's attested time (0 until accepted). */
+  start_time: bigint;
+  certificate_hash?: string;
+  /** True after settle, force-settle and archive; never set by cancel (4.1: not "terminal"). */
+  settled: boolean;
+  locked_r?: bigint;
+  locked_payout_cap?: bigint;
+  locked_twap_milli?: bigint;
+  renewals: LeaseRenewal[];
+  /** The `lease` block's timestamp. */
+  created_at: bigint;
+  /** Hash of the block that accepted it (the provider's chain). */
+  accept_hash?: string;
+}
+
+/**
+ * What undoing one lease-family block must put back (written with the block, read by rollback):
+ * the lease as it was before, and the side effects the block had beyond its own chain entry.
+ */
+export interface LeaseUndo {
+  lease_hash: string;
+  /** The lease record before the block (absent for the `lease` block, which created it). */
+  before?: LeaseRecord;
+  /** The escrow entry the block consumed: [destination, source hash] and its value. */
+  pendingDeleted?: { destination: string; hash: string; record: PendingRecord };
+  supply: SupplyDelta[];
+  /** An XUSD credit outside the block's balance (the stake returned at settle). */
+  credit?: { account: string; asset: string; amount: bigint };
+}
+
+const BIGINT_FIELDS = [
+  'vcpus',
+  'memory_mb',
+  'disk_gb',
+  'duration',
+  'cost',
+  'stake',
+  'start_time',
+  'locked_r',
+  'locked_payout_cap',
+  'locked_twap_milli',
+  'created_at',
+] as const;
+
+function toBig(v: unknown): bigint {
+  return typeof v === 'bigint' ? v : BigInt(v as number | string);
+}
+
+/** Lease records are stored as lossless JSON: a lease is written a few times in its life, not a hot path. */
+export function encodeLease(r: LeaseRecord): string {
+  return stringifyJson(r);
+}
+
+export function decodeLease(text: string): LeaseRecord {
+  const o = parseJson(text) as Record<string, unknown>;
+  for (const f of BIGINT_FIELDS) if (o[f] !== undefined) o[f] = toBig(o[f]);
+  o.renewals = ((o.renewals as Record<string, unknown>[] | undefined) ?? []).map((x) => ({
+    renew_hash: x.renew_hash as string,
+    duration: toBig(x.duration),
+    cost: toBig(x.cost),
+    start_time: toBig(x.start_time),
+  }));
+  return o as unknown as LeaseRecord;
+}
+
+export function encodeLeaseUndo(u: LeaseUndo): string {
+  return stringifyJson(u);
+}
+
+export function decodeLeaseUndo(text: string): LeaseUndo {
+  const o = parseJson(text) as Record<string, unknown> & {
+    before?: unknown;
+    pendingDeleted?: { destination: string; hash: string; record: Record<string, unknown> };
+    supply: { asset: string; term: string; amount: unknown }[];
+    credit?: { account: string; asset: string; amount: unknown };
+  };
+  return {
+    lease_hash: o.lease_hash as string,
+    before: o.before === undefined ? undefined : decodeLease(stringifyJson(o.before)),
+    pendingDeleted:
+      o.pendingDeleted === undefined
+        ? undefined
+        : {
+            destination: o.pendingDeleted.destination,
+            hash: o.pendingDeleted.hash,
+            record: {
+              from: o.pendingDeleted.record.from as string,
+              amount: toBig(o.pendingDeleted.record.amount),
+              asset: o.pendingDeleted.record.asset as string,
+              timestamp: toBig(o.pendingDeleted.record.timestamp),
+            },
+          },
+    supply: o.supply.map((d) => ({ ...d, amount: toBig(d.amount) }) as SupplyDelta),
+    credit: o.credit === undefined ? undefined : { ...o.credit, amount: toBig(o.credit.amount) },
+  };
+}

@@ -1,0 +1,111 @@
+import type { Block } from '../../node-core/protocol/block.ts';
+import {
+  EMPTY_ATTESTATION_ROOT,
+  type PerformanceCertificate,
+  signCertificate,
+} from '../../node-core/protocol/certificate.ts';
+import { hexToBytes } from '../../node-core/protocol/hex.ts';
+import { signAttestation } from '../../node-core/protocol/payloads.ts';
+import { leaseCost } from '../../node-core/leasing/pricing.ts';
+import type { Account, Kit } from './ledger-kit.ts';
+import { seedOf, type TestNode } from './node.ts';
+
+/**
+ * Building blocks for lease tests against a real node: a signed performance certificate for a
+ * provider the test controls, timekeeper attestations signed with the devnet timekeeper's key (the
+ * node's own), and the lease-family blocks built as a client would.
+ */
+
+export const MINUTE_NS = 60_000_000_000n;
+
+/** A certificate for `provider`, valid from `issuedAt` for 7 days, stored in the node's book. */
+export async function certify(
+  t: TestNode,
+  kit: Kit,
+  provider: Account,
+  opts: { issuedAt?: bigint; expiresAt?: bigint; multiplier?: bigint } = {},
+): Promise<PerformanceCertificate> {
+  const issued = opts.issuedAt ?? BigInt(Date.now()) * 1_000_000n - 60n * MINUTE_NS;
+  const cert = signCertificate(
+    {
+      provider: provider.address,
+      provider_pub_key: provider.key.pub_key,
+      seed: 'ab'.repeat(32),
+      workload_version: 3n,
+      iterations: 375_000_000n,
+      work_proof: 'cd'.repeat(32),
+      score: 0.25,
+      start_attestation_root: EMPTY_ATTESTATION_ROOT,
+      end_attestation_root: EMPTY_ATTESTATION_ROOT,
+      start_median: issued,
+      end_median: issued,
+      issued_at: issued,
+      expires_at: opts.expiresAt ?? issued + 7n * 24n * 60n * MINUTE_NS,
+      price_multiplier_milli: opts.multiplier ?? 1000n,
+    },
+    kit.networkId,
+    provider.seed,
+  );
+  await t.node.certificates.add(cert);
+  return cert;
+}
+
+/** An attestation by the devnet's timekeeper (the node's key) of `subject` at `at`. */
+export function attest(t: TestNode, subject: string, at: bigint) {
+  const tk = t.keys.timekeepers[0]!;
+  return signAttestation(subject, at, seedOf(tk.seed_hex), tk.pub_key);
+}
+
+export interface LeaseTerms {
+  vcpus: bigint;
+  memory_mb: bigint;
+  disk_gb: bigint;
+  duration: bigint;
+}
+
+export const SMALL: LeaseTerms = { vcpus: 1n, memory_mb: 1024n, disk_gb: 1n, duration: 60n };
+
+export function leaseBlock(
+  consumer: Account,
+  provider: Account,
+  cert: PerformanceCertificate,
+  terms: LeaseTerms = SMALL,
+  over: Partial<Block> = {},
+): Block {
+  const cost = leaseCost(terms, cert.price_multiplier_milli);
+  return consumer.build({
+    type: 'lease',
+    asset: 'XUSD',
+    destination: provider.address,
+    amount: cost,
+    ...terms,
+    access_pub_key: 'ef'.repeat(32),
+    certificate_hash: cert.hash,
+    balance: consumer.bal('XUSD') - cost,
+    ...over,
+  });
+}
+
+export function acceptBlock(
+  t: TestNode,
+  provider: Account,
+  lease: Block,
+  attestedAt: bigint,
+  over: Partial<Block> = {},
+): Block {
+  return provider.build({
+    type: 'lease_accept',
+    asset: 'XUSD',
+    source: lease.hash!,
+    amount: 0n,
+    balance: provider.bal('XUSD'),
+    attestations: [attest(t, lease.hash!, attestedAt)],
+    certificate_hash: lease.certificate_hash!,
+    locked_r: 2000n,
+    locked_payout_cap: 0n,
+    locked_twap_milli: 0n,
+    ...over,
+  });
+}
+
+export { hexToBytes };
