@@ -122,6 +122,7 @@ describe('the ledger-node command', () => {
       'dao_threshold',
       'minter',
       'network_id',
+      'oracle',
       'representative',
       'timekeepers',
       'treasury',
