@@ -31,7 +31,7 @@ import {
 } from './genesis/genesis.ts';
 import { CertificateBook } from './leasing/certificate-book.ts';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming, leaseTimingFromGenesis } from './leasing/timing.ts';
-import { LedgerError } from './ledger/errors.ts';
+import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { Directory } from './net/directory.ts';
 // The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
@@ -149,6 +149,14 @@ function freePort(host: string): Promise<number> {
 export const DEFAULT_UI_DIR = fileURLToPath(
   new URL(import.meta.url.endsWith('.ts') ? '../renderer/dist' : '../../renderer/dist', import.meta.url),
 );
+
+/** Refusals that mean "a block this one depends on has not arrived": such a gossiped block waits. */
+const WAITS_FOR_BLOCK: ReadonlySet<LedgerErrorCode> = new Set([
+  'previous_not_found',
+  'source_not_pending',
+  'unopened_account',
+  'lease_not_found',
+]);
 
 /** At most this many gossiped blocks wait for a missing dependency, each at most PARK_MS. */
 const MAX_PARKED = 10_000;
@@ -599,11 +607,10 @@ export class LedgerNode {
     try {
       await this.ledger.precheck(block, { live: true });
     } catch (e) {
-      // A type this node cannot judge yet is no fault of the relaying peer (L-19), and waiting for
-      // another block would not make it judgeable: ignored, neither relayed nor penalised.
-      if (e instanceof LedgerError && e.code === 'unsupported_type') return 'ignore';
+      // A block this node cannot judge yet is no fault of the relaying peer (L-19): ignored, neither
+      // relayed nor penalised; one missing a block it depends on waits for that block.
       if (e instanceof LedgerError && e.retryable) {
-        this.park(block);
+        if (WAITS_FOR_BLOCK.has(e.code)) this.park(block);
         return 'ignore';
       }
       return 'reject';
@@ -615,7 +622,9 @@ export class LedgerNode {
       },
       (e: unknown) => {
         this.fromGossip.delete(block.hash!);
-        if (e instanceof LedgerError && e.retryable && e.code !== 'unsupported_type') this.park(block);
+        // Only a missing block is worth waiting for here; other transient refusals (a certificate
+        // not seen yet, a lease not accepted yet) are left to later gossip and sync rounds.
+        if (e instanceof LedgerError && WAITS_FOR_BLOCK.has(e.code)) this.park(block);
         else this.log?.debug({ hash: block.hash, err: (e as Error).message }, 'gossiped block refused');
       },
     );
@@ -628,10 +637,8 @@ export class LedgerNode {
    * block it needs is committed. Only what stays missing is left to a sync round.
    */
   private park(block: Parameters<Ledger['submit']>[0]): void {
-    const needs =
-      block.type === 'receive' && block.source && this.ledger.getBlock(block.previous)
-        ? block.source
-        : block.previous;
+    // A receive waits for its send, a lease-family block for its lease, once its previous is here.
+    const needs = block.source && this.ledger.getBlock(block.previous) ? block.source : block.previous;
     if (this.parkedCount >= MAX_PARKED) {
       this.droppedBlocks += 1;
       this.syncer?.requestAny();
