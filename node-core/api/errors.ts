@@ -178,7 +178,11 @@ export function validationMessage(context: string, issues: readonly ValidationIs
   if (issue.keyword === 'additionalProperties' && typeof issue.params?.additionalProperty === 'string') {
     return `unknown ${label} '${issue.params.additionalProperty}'`;
   }
-  const what = issue.message ?? 'is invalid';
+  // An integer query parameter (routes/common.ts digitsParam): say so, not the pattern.
+  const what =
+    issue.keyword === 'pattern' && issue.params?.pattern === '^[0-9]+$'
+      ? 'must be digits only'
+      : (issue.message ?? 'is invalid');
   return path === '' ? `invalid ${label}: ${what}` : `invalid ${label} '${path}': ${what}`;
 }
 

@@ -169,7 +169,7 @@ describe('HTTP API: blocks', () => {
       expect(Object.keys(r.body as object)).toEqual(['error']);
     }
     expect(((await http(kit.url, 'GET', '/blocks/recent?since=abc')).body as { error: string }).error).toBe(
-      'since must be a unix nanosecond timestamp',
+      "invalid query parameter 'since': must be digits only",
     );
   });
 });

@@ -6,7 +6,16 @@ import { LedgerError } from '../../ledger/errors.ts';
 import { StoreFullError } from '../../store/errors.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
-import { errorSchema, hex64, lower, MAX_LIMIT, DEFAULT_LIMIT } from './common.ts';
+import {
+  digitsParam,
+  errorSchema,
+  hex64,
+  I64_MAX,
+  limitParam,
+  lower,
+  queryBigInt,
+  queryLimit,
+} from './common.ts';
 import { storedBlockJson } from './accounts.ts';
 
 /** The contract's Blocks table: submission of every block type, lookup, recent blocks. */
@@ -62,7 +71,10 @@ function submitRoute(node: LedgerNode, type: BlockType): RouteDef {
   return defineRoute({
     method: 'POST',
     path: `/blocks/${type}`,
-    description: `submit a signed ${type} block with its proof of work`,
+    description:
+      type === 'lease_renew'
+        ? 'submit a signed lease_renew block: an extension of this node (decisions D7), not in the reference node'
+        : `submit a signed ${type} block with its proof of work`,
     auth: 'none',
     schema: { body: blockSchema, response: { 201: blockSchema, 400: errorSchema, 503: errorSchema } },
     async handler(req, reply) {
@@ -106,7 +118,7 @@ function submitRoute(node: LedgerNode, type: BlockType): RouteDef {
 
 export function blockRoutes(node: LedgerNode): RouteDef[] {
   return [
-    defineRoute<{ query: { limit?: number; since?: string } }>({
+    defineRoute<{ query: { limit?: string; since?: string } }>({
       method: 'GET',
       path: '/blocks/recent',
       description: 'most recent blocks, newest first; since= keeps blocks after a nanosecond timestamp',
@@ -115,19 +127,17 @@ export function blockRoutes(node: LedgerNode): RouteDef[] {
         querystring: {
           type: 'object',
           properties: {
-            limit: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT },
-            since: { type: 'string', description: 'Unix nanoseconds' },
+            limit: limitParam(),
+            since: digitsParam('only blocks with a later timestamp, Unix nanoseconds'),
           },
         },
       },
       async handler(req) {
-        const limit = Math.min(req.query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
-        let since: bigint | undefined;
-        if (req.query.since !== undefined) {
-          if (!/^-?[0-9]{1,19}$/.test(req.query.since))
-            throw ApiError.badRequest('since must be a unix nanosecond timestamp');
-          since = BigInt(req.query.since);
-        }
+        const limit = queryLimit(req.query.limit);
+        const since =
+          req.query.since === undefined
+            ? undefined
+            : queryBigInt(req.query.since, 'since', { default: 0n, max: I64_MAX });
         return node.ledger.recentBlocks(limit, since).map(storedBlockJson);
       },
     }),

@@ -14,27 +14,88 @@ export const addressParams: JsonSchema = {
   required: ['address'],
 };
 
+/** Bounds of 64-bit values in query parameters (a state-chain index; a nanosecond timestamp). */
+export const U64_MAX = 2n ** 64n - 1n;
+export const I64_MAX = 2n ** 63n - 1n;
+
+/** What an integer query parameter must look like: ASCII digits and nothing else. */
+export const DIGITS = '^[0-9]+$';
+
+/**
+ * An integer query parameter in the schema: exactly digits, no sign, point, exponent, `0x` or
+ * whitespace. Declared as a string so fastify's validator never coerces it (as `integer` it would
+ * take "1.0", "1e3", "-0", "0x10" or " 1" for numbers); the handler converts it with `queryInt`.
+ */
+export function digitsParam(description: string, defaultValue?: number | bigint): JsonSchema {
+  return {
+    type: 'string',
+    pattern: DIGITS,
+    ...(defaultValue === undefined ? {} : { default: String(defaultValue) }),
+    description,
+  };
+}
+
+/** An integer query parameter that `digitsParam` let through, as a bigint within [min, max]. */
+export function queryBigInt(
+  value: string | undefined,
+  name: string,
+  opts: { default: bigint; min?: bigint; max?: bigint },
+): bigint {
+  if (value === undefined) return opts.default;
+  // The schema has checked it already; this holds the line for a route that forgot the schema.
+  if (typeof value !== 'string' || !/^[0-9]+$/.test(value))
+    throw ApiError.badRequest(`invalid query parameter '${name}': must be digits only`);
+  const v = BigInt(value);
+  if (opts.min !== undefined && v < opts.min)
+    throw ApiError.badRequest(`invalid query parameter '${name}': must be >= ${opts.min}`);
+  if (opts.max !== undefined && v > opts.max)
+    throw ApiError.badRequest(`invalid query parameter '${name}': must be <= ${opts.max}`);
+  return v;
+}
+
+/** The same as a number (bounded by Number.MAX_SAFE_INTEGER at most, so exact). */
+export function queryInt(
+  value: string | undefined,
+  name: string,
+  opts: { default: number; min?: number; max?: number },
+): number {
+  return Number(
+    queryBigInt(value, name, {
+      default: BigInt(opts.default),
+      min: opts.min === undefined ? undefined : BigInt(opts.min),
+      max: BigInt(Math.min(opts.max ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)),
+    }),
+  );
+}
+
+/**
+ * A `limit` query parameter: at least 1, `fallback` when absent, and clamped (not refused) above
+ * MAX_LIMIT, as the contract says.
+ */
+export function queryLimit(value: string | undefined, fallback = DEFAULT_LIMIT): number {
+  const v = queryBigInt(value, 'limit', { default: BigInt(fallback), min: 1n });
+  return Number(v > BigInt(MAX_LIMIT) ? BigInt(MAX_LIMIT) : v);
+}
+
+export const limitParam = (fallback = DEFAULT_LIMIT): JsonSchema =>
+  digitsParam(`entries to return, 1 or more (at most ${MAX_LIMIT} are returned)`, fallback);
+
 export const pageQuery: JsonSchema = {
   type: 'object',
   properties: {
-    offset: { type: 'integer', minimum: 0, default: 0, description: 'entries to skip' },
-    limit: {
-      type: 'integer',
-      minimum: 1,
-      default: DEFAULT_LIMIT,
-      description: `entries to return (at most ${MAX_LIMIT})`,
-    },
+    offset: digitsParam('entries to skip', 0),
+    limit: limitParam(),
   },
 };
 
 export interface Page {
-  offset?: number;
-  limit?: number;
+  offset?: string;
+  limit?: string;
 }
 
 /** Offset and limit with the contract's defaults; limits above the maximum are clamped to it. */
 export function page(q: Page | undefined): { offset: number; limit: number } {
-  return { offset: q?.offset ?? 0, limit: Math.min(q?.limit ?? DEFAULT_LIMIT, MAX_LIMIT) };
+  return { offset: queryInt(q?.offset, 'offset', { default: 0 }), limit: queryLimit(q?.limit) };
 }
 
 /** The page `q` asks for of a list held in memory. */

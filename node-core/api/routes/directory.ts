@@ -12,7 +12,7 @@ import {
 } from '../../net/directory.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
-import { errorSchema, hex64, paged, pageQuery } from './common.ts';
+import { errorSchema, hex64, type Page, paged, pageQuery } from './common.ts';
 
 /**
  * The contract's Directory table: which node serves an account, as signed registrations that live
@@ -80,7 +80,7 @@ const REFUSALS: Partial<Record<RegistrationOutcome, () => ApiError>> = {
 
 export function directoryRoutes(node: LedgerNode): RouteDef[] {
   return [
-    defineRoute<{ query: { offset?: number; limit?: number } }>({
+    defineRoute<{ query: Page }>({
       method: 'GET',
       path: '/directory',
       description: 'live directory registrations (within the 30-minute TTL), sorted by account',

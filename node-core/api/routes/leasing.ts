@@ -6,7 +6,7 @@ import { signBytesNode } from '../../fastpath/ed25519.ts';
 import { LEASE_STATES, type LeaseRecord, type LeaseState, TERMINAL_STATES } from '../../leasing/records.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
-import { errorSchema, hex64, lower, page, pageQuery } from './common.ts';
+import { errorSchema, hex64, lower, page, type Page, pageQuery } from './common.ts';
 
 /**
  * The contract's Leases and Performance certificates tables, and the timekeeper's attestation
@@ -84,7 +84,7 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
   };
   return [
     defineRoute<{
-      query: { offset?: number; limit?: number; consumer?: string; provider?: string; state?: string };
+      query: Page & { consumer?: string; provider?: string; state?: string };
     }>({
       method: 'GET',
       path: '/leases',

@@ -4,7 +4,17 @@ import { parseStateBlock, type StateBlock, stateBlockToJson } from '../../protoc
 import { StateChainError } from '../../statechain/statechain.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type RouteDef, type JsonSchema } from '../route-table.ts';
-import { errorSchema, MAX_LIMIT, page, type Page, pageQuery } from './common.ts';
+import {
+  digitsParam,
+  errorSchema,
+  limitParam,
+  page,
+  type Page,
+  pageQuery,
+  queryBigInt,
+  queryLimit,
+  U64_MAX,
+} from './common.ts';
 
 /** The contract's State chain table. */
 
@@ -64,7 +74,7 @@ export function statechainRoutes(node: LedgerNode): RouteDef[] {
         return stateJson(b);
       },
     }),
-    defineRoute<{ query: { start?: number; limit?: number } }>({
+    defineRoute<{ query: { start?: string; limit?: string } }>({
       method: 'GET',
       path: '/statechain/blocks',
       description: 'state-chain blocks ordered by index from start (default 0), limit default 20',
@@ -73,16 +83,15 @@ export function statechainRoutes(node: LedgerNode): RouteDef[] {
         querystring: {
           type: 'object',
           properties: {
-            start: { type: 'integer', minimum: 0, default: 0 },
-            limit: { type: 'integer', minimum: 1, default: 20 },
+            start: digitsParam('index of the first block', 0),
+            limit: limitParam(20),
           },
         },
       },
       async handler(req) {
-        const limit = Math.min(req.query.limit ?? 20, MAX_LIMIT);
-        return sc()
-          .listBlocks(BigInt(req.query.start ?? 0), limit)
-          .map(stateJson);
+        const start = queryBigInt(req.query.start, 'start', { default: 0n, max: U64_MAX });
+        const limit = queryLimit(req.query.limit, 20);
+        return sc().listBlocks(start, limit).map(stateJson);
       },
     }),
     defineRoute<{ params: { index: string } }>({
