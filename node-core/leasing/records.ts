@@ -25,11 +25,17 @@ export const TERMINAL_STATES: ReadonlySet<LeaseState> = new Set([
   'expired',
 ]);
 
+/** A `lease_renew` extension (our extension, decisions D7), with the parameters it locked. */
 export interface LeaseRenewal {
   renew_hash: string;
+  /** Seconds added. */
   duration: bigint;
   cost: bigint;
+  /** Its attested time. */
   start_time: bigint;
+  locked_r: bigint;
+  locked_payout_cap: bigint;
+  locked_twap_milli: bigint;
 }
 
 export interface LeaseRecord {
@@ -69,11 +75,13 @@ export interface LeaseUndo {
   lease_hash: string;
   /** The lease record before the block (absent for the `lease` block, which created it). */
   before?: LeaseRecord;
-  /** The escrow entry the block consumed: [destination, source hash] and its value. */
-  pendingDeleted?: { destination: string; hash: string; record: PendingRecord };
+  /** The escrow entry as it was before the block consumed or grew it. */
+  pendingBefore?: { destination: string; hash: string; record: PendingRecord };
   supply: SupplyDelta[];
   /** An XUSD credit outside the block's balance (the stake returned at settle). */
   credit?: { account: string; asset: string; amount: bigint };
+  /** The parties whose reputation entries the block wrote (leasing/reputation.ts). */
+  reputation?: string[];
 }
 
 const BIGINT_FIELDS = [
@@ -107,6 +115,9 @@ export function decodeLease(text: string): LeaseRecord {
     duration: toBig(x.duration),
     cost: toBig(x.cost),
     start_time: toBig(x.start_time),
+    locked_r: toBig(x.locked_r),
+    locked_payout_cap: toBig(x.locked_payout_cap),
+    locked_twap_milli: toBig(x.locked_twap_milli),
   }));
   return o as unknown as LeaseRecord;
 }
@@ -118,27 +129,29 @@ export function encodeLeaseUndo(u: LeaseUndo): string {
 export function decodeLeaseUndo(text: string): LeaseUndo {
   const o = parseJson(text) as Record<string, unknown> & {
     before?: unknown;
-    pendingDeleted?: { destination: string; hash: string; record: Record<string, unknown> };
+    pendingBefore?: { destination: string; hash: string; record: Record<string, unknown> };
     supply: { asset: string; term: string; amount: unknown }[];
     credit?: { account: string; asset: string; amount: unknown };
+    reputation?: string[];
   };
   return {
     lease_hash: o.lease_hash as string,
     before: o.before === undefined ? undefined : decodeLease(stringifyJson(o.before)),
-    pendingDeleted:
-      o.pendingDeleted === undefined
+    pendingBefore:
+      o.pendingBefore === undefined
         ? undefined
         : {
-            destination: o.pendingDeleted.destination,
-            hash: o.pendingDeleted.hash,
+            destination: o.pendingBefore.destination,
+            hash: o.pendingBefore.hash,
             record: {
-              from: o.pendingDeleted.record.from as string,
-              amount: toBig(o.pendingDeleted.record.amount),
-              asset: o.pendingDeleted.record.asset as string,
-              timestamp: toBig(o.pendingDeleted.record.timestamp),
+              from: o.pendingBefore.record.from as string,
+              amount: toBig(o.pendingBefore.record.amount),
+              asset: o.pendingBefore.record.asset as string,
+              timestamp: toBig(o.pendingBefore.record.timestamp),
             },
           },
     supply: o.supply.map((d) => ({ ...d, amount: toBig(d.amount) }) as SupplyDelta),
     credit: o.credit === undefined ? undefined : { ...o.credit, amount: toBig(o.credit.amount) },
+    reputation: o.reputation,
   };
 }

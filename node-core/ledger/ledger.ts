@@ -93,10 +93,15 @@ export interface SubmitOptions {
 }
 
 export const LIVE_WINDOW_NS = 3_600_000_000_000n;
-/** Types this node cannot judge yet (L-19): refused as retryable, ignored by gossip scoring. */
-const UNSUPPORTED_TYPES = new Set(['lease_renew']);
 /** Lease-family blocks: their effects beyond their own chain are undone from their undo entries. */
-const LEASE_FAMILY = new Set(['lease', 'lease_accept', 'lease_settle', 'lease_cancel', 'lease_force_settle']);
+const LEASE_FAMILY = new Set([
+  'lease',
+  'lease_accept',
+  'lease_settle',
+  'lease_cancel',
+  'lease_force_settle',
+  'lease_renew',
+]);
 /** Types that need the full multisig threshold (reference-behavior.md section 3.1 step 8). */
 const SPENDING_TYPES = new Set(['send', 'burn', 'lease', 'multisig_open', 'multisig_update', 'mint']);
 
@@ -332,9 +337,6 @@ export class Ledger extends LedgerReads {
 
   /** Checks that need no ledger state: type, hash, key declaration, proof of work, clock window. */
   private checkStateless(block: SignedBlock, opts: SubmitOptions): HashedBlock {
-    if (UNSUPPORTED_TYPES.has(block.type)) {
-      throw new LedgerError('unsupported_type', `${block.type} blocks are not supported by this node yet`);
-    }
     if (block.type === 'genesis') throw new LedgerError('genesis', 'genesis blocks cannot be submitted');
     const hashed = hashBlockNode(block, this.sc.networkId);
     const hashBytes = hashed.hash;
@@ -487,10 +489,12 @@ export class Ledger extends LedgerReads {
     } else s.unfinal.putSync(block.account, '');
     this.writeAccount(block.account, next);
     this.putBlock(ctx, block, height, hashed);
-    if (fx.pendingPut) {
-      s.accounts.putSync(pendingKey(fx.pendingPut.destination, block.hash), encodePending(fx.pendingPut));
-    }
+    // The lease first: its undo entry keeps the escrow as it was before the writes below.
     if (fx.lease) this.writeLease(block, fx);
+    if (fx.pendingPut) {
+      const key = pendingKey(fx.pendingPut.destination, fx.pendingPut.key ?? block.hash);
+      s.accounts.putSync(key, encodePending(fx.pendingPut));
+    }
     if (fx.pendingDelete) s.accounts.removeSync(pendingKey(fx.pendingDelete[0], fx.pendingDelete[1]));
 
     if (!acct) ctx.counters.accounts += 1;
@@ -809,22 +813,24 @@ export class Ledger extends LedgerReads {
 
   /**
    * Writes the lease record a lease-family block leaves, with the block's undo entry: the record as
-   * it was, the escrow it consumed and the supply and credit it moved (before the escrow is removed).
+   * it was, the escrow entry it consumes or grows as it was, and the supply and credit it moves.
    */
   private writeLease(block: SignedBlock, fx: Effects): void {
     const lease = fx.lease!;
     const before = this.leases.get(lease.lease_hash);
-    let pendingDeleted: LeaseUndo['pendingDeleted'];
-    if (fx.pendingDelete) {
-      const [destination, hash] = fx.pendingDelete;
+    const touched: [string, string] | undefined =
+      fx.pendingDelete ?? (fx.pendingPut?.key ? [fx.pendingPut.destination, fx.pendingPut.key] : undefined);
+    let pendingBefore: LeaseUndo['pendingBefore'];
+    if (touched) {
+      const [destination, hash] = touched;
       const bytes = this.store.accounts.get(pendingKey(destination, hash));
-      if (bytes !== undefined) pendingDeleted = { destination, hash, record: decodePending(bytes) };
+      if (bytes !== undefined) pendingBefore = { destination, hash, record: decodePending(bytes) };
     }
     this.leases.put(lease);
     this.leases.putUndo(block.hash, {
       lease_hash: lease.lease_hash,
       ...(before ? { before } : {}),
-      ...(pendingDeleted ? { pendingDeleted } : {}),
+      ...(pendingBefore ? { pendingBefore } : {}),
       supply: fx.supply ?? [],
       ...(fx.credit ? { credit: { account: block.account, ...fx.credit } } : {}),
     });
@@ -852,8 +858,8 @@ export class Ledger extends LedgerReads {
     if (u === undefined) throw new Error(`no undo entry for lease-family block ${b.hash}`);
     if (u.before) this.leases.put(u.before);
     else this.leases.remove(u.lease_hash);
-    if (u.pendingDeleted) {
-      const p = u.pendingDeleted;
+    if (u.pendingBefore) {
+      const p = u.pendingBefore;
       this.store.accounts.putSync(pendingKey(p.destination, p.hash), encodePending(p.record));
     }
     if (u.supply.length > 0)

@@ -373,6 +373,75 @@ describe('leasing in the ledger', () => {
     expect((await freshSupply(kit)).conserved).toBe(true);
   });
 
+  it('renew (our extension, D7): before expiry, by the consumer, at the certificate price; the settle pays for the whole time', async () => {
+    const c = await consumer();
+    const p = await provider();
+    const cert = await certify(t, kit, p);
+    const l = await c.commit(leaseBlock(c, p, cert));
+    const start = realNs() - 5n * MINUTE_NS;
+    await p.commit(acceptBlock(t, p, l, start));
+    const renew = (who: Account, at: bigint, over: Partial<Block> = {}) =>
+      who.build({
+        type: 'lease_renew',
+        asset: 'XUSD',
+        source: l.hash!,
+        amount: COST,
+        duration: 60n,
+        balance: who.bal('XUSD') - COST,
+        attestations: [attest(t, l.hash!, at)],
+        certificate_hash: cert.hash,
+        locked_r: 2000n,
+        locked_payout_cap: 0n,
+        locked_twap_milli: 0n,
+        ...over,
+      });
+    const expiry = start + MINUTE_NS;
+    await expectRejected(kit, renew(c, expiry), {
+      status: 400,
+      reason: 'lease expired: a renewal must be attested before its expiry',
+    });
+    await expectRejected(kit, renew(p, expiry - 1n, { balance: 0n }), {
+      status: 400,
+      reason: 'only the consumer can renew a lease',
+    });
+    await expectRejected(
+      kit,
+      renew(c, expiry - 1n, { amount: COST - 1n, balance: c.bal('XUSD') - COST + 1n }),
+      {
+        status: 400,
+        reason: `amount must be the renewal cost ${COST}, not ${COST - 1n}`,
+      },
+    );
+    const r = await c.commit(renew(c, expiry - 1n));
+    expect(await lease(l.hash!)).toMatchObject({
+      duration: 120,
+      cost: String(2n * COST),
+      renewals: [{ renew_hash: r.hash, duration: 60, cost: String(COST), start_time: expiry - 1n }],
+    });
+    const escrow = (await http(kit.url, 'GET', `/pending/${p.address}`)).body as {
+      hash: string;
+      amount: string;
+    }[];
+    expect(escrow).toEqual([expect.objectContaining({ hash: l.hash, amount: String(2n * COST) })]);
+    // The old expiry is no settle time any more; the new one is, and pays both parts.
+    const settle = (at: bigint, amount: bigint) =>
+      p.build({
+        type: 'lease_settle',
+        asset: 'XE',
+        source: l.hash!,
+        amount,
+        balance: p.bal('XE') + amount,
+        attestations: [attest(t, l.hash!, at)],
+      });
+    await expectRejected(kit, settle(expiry, 2n * EMISSION), {
+      status: 400,
+      reason: 'lease not yet expired',
+    });
+    await p.commit(settle(expiry + MINUTE_NS, 2n * EMISSION));
+    expect(await lease(l.hash!)).toMatchObject({ state: 'settled' });
+    expect((await freshSupply(kit)).conserved).toBe(true);
+  });
+
   it('settle and force-settle before the accept are retryable (LS-05)', async () => {
     const c = await consumer();
     const p = await provider();

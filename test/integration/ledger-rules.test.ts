@@ -422,15 +422,6 @@ describe('ledger rules: single-key accounts', () => {
     expect((await http(kit.url, 'GET', `/accounts/${a.address}/balance`)).body).toEqual({ XE: '1000000000' });
   });
 
-  it('L-19: refuses lease_renew, a type it cannot judge yet, as retryable (503)', async () => {
-    const a = await funded(10n * XE);
-    await expectRejected(
-      kit,
-      a.build({ type: 'lease_renew', asset: 'XUSD', balance: 0n, source: randomHash(), duration: 3600n }),
-      { status: 503, reason: 'lease_renew blocks are not supported by this node yet' },
-    );
-  });
-
   it('mint: the devnet minter mints XUSD, a non-minter cannot, u64 overflow is refused', async () => {
     const minter = new Account(kit, seedOf(t.keys.minter.seed_hex));
     await minter.sync();

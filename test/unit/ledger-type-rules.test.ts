@@ -208,7 +208,7 @@ describe('ledger type rules', () => {
   it('a type without a rule is refused as one this node cannot judge yet (retryable)', () => {
     expect(
       refusal(() =>
-        applyTypeRule({ block: block({ type: 'lease_renew' }), acct: acct(), old: 0n, view: view() }),
+        applyTypeRule({ block: block({ type: 'genesis' }), acct: acct(), old: 0n, view: view() }),
       ),
     ).toEqual({
       code: 'unsupported_type',

@@ -1,8 +1,8 @@
 import { LedgerError } from '../../ledger/errors.ts';
 import { debit } from '../../ledger/rules/arith.ts';
 import type { TypeRule } from '../../ledger/rules/types.ts';
-import { FALLBACK_R, leaseStake } from '../pricing.ts';
-import { asRejection, attested, requireAsset, sourceLease } from './common.ts';
+import { leaseStake } from '../pricing.ts';
+import { asRejection, attested, lockedParams, requireAsset, sourceLease } from './common.ts';
 
 /**
  * `lease_accept` (provider chain, reference-behavior.md 4.3): the provider stakes, the timekeepers'
@@ -10,7 +10,7 @@ import { asRejection, attested, requireAsset, sourceLease } from './common.ts';
  * locked into the signed block (LS-06, LS-07).
  */
 export const acceptRule: TypeRule = (input) => {
-  const { block, old, view, live } = input;
+  const { block, old, view } = input;
   const lv = view.leasing;
   requireAsset(block, 'XUSD');
   const { leaseBlock, lease } = sourceLease(input);
@@ -36,33 +36,7 @@ export const acceptRule: TypeRule = (input) => {
     throw new LedgerError('certificate', 'the certificate is not this provider’s');
   if (start > cert.expires_at) throw new LedgerError('certificate', 'certificate expired');
 
-  const locked = {
-    locked_r: block.locked_r ?? 0n,
-    locked_payout_cap: block.locked_payout_cap ?? 0n,
-    locked_twap_milli: block.locked_twap_milli ?? 0n,
-  };
-  if (locked.locked_r === 0n) throw new LedgerError('lease_epoch', 'missing locked emission params');
-  const candidates = lv.epochCandidates(start);
-  // With no epoch on the state chain at all, only the fallback parameters can be locked.
-  const options = candidates ?? [{ r_effective: FALLBACK_R, payout_cap: 0n, twap_milli_usd: 0n }];
-  if (options.length === 0)
-    throw new LedgerError('lease_epoch', 'epoch not yet available: retry after statechain syncs', true);
-  const matches = options.some(
-    (e) =>
-      e.r_effective === locked.locked_r &&
-      e.payout_cap === locked.locked_payout_cap &&
-      e.twap_milli_usd === locked.locked_twap_milli,
-  );
-  if (!matches) {
-    // A validator behind on the state chain may not have the epoch the provider saw (LS-07).
-    throw new LedgerError(
-      'lease_epoch',
-      live
-        ? 'locked emission params match no epoch at the attested time'
-        : 'locked emission params match no epoch: retry after statechain syncs',
-      !live,
-    );
-  }
+  const locked = lockedParams(input, start);
   return {
     balance,
     lease: {

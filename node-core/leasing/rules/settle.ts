@@ -2,6 +2,7 @@ import { LedgerError } from '../../ledger/errors.ts';
 import { credit } from '../../ledger/rules/arith.ts';
 import type { TypeRule } from '../../ledger/rules/types.ts';
 import { cappedR, leaseEmission } from '../pricing.ts';
+import type { LeaseRecord } from '../records.ts';
 import { leaseExpiry, settleWindow } from '../timing.ts';
 import { asRejection, attested, escrowOf, requireAsset } from './common.ts';
 
@@ -28,16 +29,7 @@ export const settleRule: TypeRule = (input) => {
   const where = settleWindow(t, expiry, view.leasing.timing);
   if (where === 'before') throw new LedgerError('lease_window', 'lease not yet expired');
   if (where === 'after') throw new LedgerError('lease_window', 'lease settle past grace');
-  const emission = asRejection(() =>
-    leaseEmission(
-      lease.cost,
-      cappedR({
-        locked_r: lease.locked_r ?? 0n,
-        locked_payout_cap: lease.locked_payout_cap ?? 0n,
-        locked_twap_milli: lease.locked_twap_milli ?? 0n,
-      }),
-    ),
-  );
+  const emission = asRejection(() => leaseTotalEmission(lease));
   if ((block.amount ?? 0n) !== emission)
     throw new LedgerError('lease_cost', `amount must be the emission ${emission}, not ${block.amount ?? 0n}`);
   const escrow = escrowOf(input, lease);
@@ -52,3 +44,21 @@ export const settleRule: TypeRule = (input) => {
     ],
   };
 };
+
+/**
+ * The XE a settle pays: the emission of the leased cost at the accept's locked parameters, plus that
+ * of each renewal at the parameters it locked (renewals are our extension, D7).
+ */
+export function leaseTotalEmission(lease: LeaseRecord): bigint {
+  const renewed = lease.renewals.reduce((sum, r) => sum + r.cost, 0n);
+  let total = leaseEmission(
+    lease.cost - renewed,
+    cappedR({
+      locked_r: lease.locked_r ?? 0n,
+      locked_payout_cap: lease.locked_payout_cap ?? 0n,
+      locked_twap_milli: lease.locked_twap_milli ?? 0n,
+    }),
+  );
+  for (const r of lease.renewals) total += leaseEmission(r.cost, cappedR(r));
+  return total;
+}

@@ -39,7 +39,8 @@ export interface RuleInput {
 /** What a valid block does: its post-block balance and its side effects, applied by the write path. */
 export interface Effects {
   balance: bigint;
-  pendingPut?: PendingRecord & { destination: string };
+  /** A pending entry for `destination`, keyed by the block's hash or by `key` (a grown escrow). */
+  pendingPut?: PendingRecord & { destination: string; key?: string };
   /** [account, source] of the pending entry the block consumes. */
   pendingDelete?: [string, string];
   keyset?: Keyset;
