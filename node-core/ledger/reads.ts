@@ -29,8 +29,8 @@ export interface PendingEntry extends PendingRecord {
   destination: string;
 }
 
-/** Blocks whose amount leaves the account: sends, burns, a lease's escrow, an accept's stake. */
-const OUTFLOW_TYPES = new Set(['send', 'burn', 'lease', 'lease_accept']);
+/** Blocks whose amount leaves the account: sends, burns, a lease's or renewal's escrow, a stake. */
+const OUTFLOW_TYPES = new Set(['send', 'burn', 'lease', 'lease_accept', 'lease_renew']);
 
 /**
  * The read side of the ledger: accounts, chains, blocks, pending entries and totals, straight from the
