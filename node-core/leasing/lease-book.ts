@@ -45,6 +45,12 @@ export class LeaseBook {
     this.store.leaseUndo.putSync(hashKey(blockHash), encodeLeaseUndo(u));
   }
 
+  /** The undo entry of a block, left in place (to judge a staged sibling against its parent). */
+  peekUndo(blockHash: string): LeaseUndo | undefined {
+    const text = this.store.leaseUndo.get(hashKey(blockHash));
+    return text === undefined ? undefined : decodeLeaseUndo(text);
+  }
+
   /** The undo entry of a block, removed (it is read once, by the rollback of that block). */
   takeUndo(blockHash: string): LeaseUndo | undefined {
     const key = hashKey(blockHash);

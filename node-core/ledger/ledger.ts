@@ -7,7 +7,7 @@ import { ASSETS } from '../protocol/units.ts';
 import type { StateChain } from '../statechain/statechain.ts';
 import type { Store } from '../store/store.ts';
 import { LedgerError } from './errors.ts';
-import type { AccountRecord, BlockRecord } from './records.ts';
+import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
 import {
   accountKey,
   chainKey,
@@ -25,7 +25,7 @@ import { LedgerReads } from './reads.ts';
 import type { CertificateBook } from '../leasing/certificate-book.ts';
 import { epochCandidates, type EpochRecord, parseEpoch } from '../leasing/epochs.ts';
 import { LeaseBook } from '../leasing/lease-book.ts';
-import type { LeaseUndo } from '../leasing/records.ts';
+import type { LeaseRecord, LeaseUndo } from '../leasing/records.ts';
 import type { LeaseView } from '../leasing/rules/view.ts';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../leasing/timing.ts';
 import { addSupply, type Counters, CountersBook } from './counters.ts';
@@ -542,7 +542,14 @@ export class Ledger extends LedgerReads {
         throw new LedgerError('balance_mismatch', 'amount differs from the send');
       expected = old + src.block.amount!;
       if (expected > U64_MAX) throw new LedgerError('overflow', 'balance would exceed 2^64-1');
-    } else expected = this.applyType(block, parentAcct, old).balance;
+    } else
+      expected = this.applyType(
+        block,
+        parentAcct,
+        old,
+        false,
+        this.viewAt(account, acct, height - 1),
+      ).balance;
     if (block.balance !== expected) {
       throw new LedgerError(
         'balance_mismatch',
@@ -801,12 +808,18 @@ export class Ledger extends LedgerReads {
   }
 
   /** The type rule of a block: its expected post-block balance and its effects (rules/). */
-  private applyType(block: SignedBlock, acct: AccountRecord | undefined, old: bigint, live = false): Effects {
+  private applyType(
+    block: SignedBlock,
+    acct: AccountRecord | undefined,
+    old: bigint,
+    live = false,
+    view: RuleView = this.ruleView,
+  ): Effects {
     return applyTypeRule({
       block,
       acct,
       old,
-      view: this.ruleView,
+      view,
       live: live ? { now: this.now() } : undefined,
     });
   }
@@ -868,6 +881,51 @@ export class Ledger extends LedgerReads {
         u.supply.map((d) => ({ ...d, amount: -d.amount })),
       );
     return u.credit;
+  }
+
+  /**
+   * The rule view as `account` stood after its block at `height`: the lease records and escrow
+   * entries that its lease-family blocks above changed, read back from their undo entries (the
+   * lowest block's before-image wins), so a staged sibling is judged against its parent state (C-16).
+   */
+  private viewAt(account: string, acct: AccountRecord, height: number): RuleView {
+    const leases = new Map<string, LeaseRecord | undefined>();
+    const escrows = new Map<string, PendingRecord | undefined>();
+    for (let h = acct.height; h > height; h--) {
+      const b = this.blockAt(account, h)!.block;
+      if (!LEASE_FAMILY.has(b.type)) continue;
+      const u = this.leases.peekUndo(b.hash);
+      if (u === undefined) continue;
+      leases.set(u.lease_hash, u.before);
+      if (u.pendingBefore)
+        escrows.set(`${u.pendingBefore.destination}:${u.pendingBefore.hash}`, u.pendingBefore.record);
+      if (b.type === 'lease') escrows.set(`${b.destination}:${b.hash}`, undefined);
+    }
+    if (leases.size === 0) return this.ruleView;
+    const base = this.ruleView;
+    return {
+      ...base,
+      get faucet() {
+        return base.faucet;
+      },
+      pending: (to, source) => {
+        const k = `${to}:${source}`;
+        return escrows.has(k) ? escrows.get(k) : base.pending(to, source);
+      },
+      leasing: {
+        ...base.leasing,
+        get timekeepers() {
+          return base.leasing.timekeepers;
+        },
+        get timing() {
+          return base.leasing.timing;
+        },
+        get stakeMilli() {
+          return base.leasing.stakeMilli;
+        },
+        lease: (hash) => (leases.has(hash) ? leases.get(hash) : base.leasing.lease(hash)),
+      },
+    };
   }
 
   /** The newest `epoch.N` records of the state chain (few: one per oracle period). */
@@ -1071,7 +1129,7 @@ type WriteOp =
     };
 
 /** Types a staged sibling may have (their effects can be undone); others keep the fork refused. */
-const STAGEABLE = new Set(['send', 'receive', 'claim', 'burn', 'mint']);
+const STAGEABLE = new Set(['send', 'receive', 'claim', 'burn', 'mint', ...LEASE_FAMILY]);
 const MAX_CANDIDATES = 10;
 
 /** Same credentials: the one signature, or the same signer list (the hash covers everything else). */

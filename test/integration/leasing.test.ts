@@ -584,3 +584,76 @@ describe('leasing: rollback', () => {
     expect(supplyAfter.conserved).toBe(true);
   });
 });
+
+describe('leasing: conflicts', () => {
+  let t: TestNode;
+  let kit: Kit;
+  afterAll(async () => {
+    await t?.stop();
+  });
+  beforeAll(async () => {
+    t = await startTestNode({ genesisSet: TIMING, consensusTiming: { stabilityMs: 50 } });
+    kit = await kitOf(t);
+  });
+
+  it('lease-family siblings are staged when valid at the parent state, refused when not (C-16), and can win', async () => {
+    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
+    await treasury.sync();
+    const minter = new Account(kit, seedOf(t.keys.minter.seed_hex));
+    await minter.sync();
+    const c = new Account(kit);
+    await c.claim(XE);
+    await minter.commit(minter.build({ type: 'mint', asset: 'XUSD', amount: 10n * XE, balance: 10n * XE }));
+    await c.receive(await minter.send(c.address, 10n * XE, 'XUSD'));
+    const p = new Account(kit);
+    await p.claim(XE);
+    const cert = await certify(t, kit, p);
+    await waitFinal(kit, c.address);
+    await waitFinal(kit, p.address);
+    await stallFinality(kit, treasury);
+
+    // Two leases at one position of c's chain: the second is staged (202), then wins.
+    const l1 = await c.commit(leaseBlock(c, p, cert));
+    c.frontier = l1.previous;
+    c.balances.XUSD = 10n * XE;
+    const l2 = leaseBlock(c, p, cert, { ...SMALL, duration: 120n });
+    const staged = await http(kit.url, 'POST', '/blocks/lease', blockToJson(l2));
+    expect(staged.status, staged.text).toBe(202);
+    // The position of l1: c's chain is claim, receive, l1.
+    const height = Number(
+      (await http(kit.url, 'GET', `/accounts/${c.address}/chain`)).headers.get('x-total-count'),
+    );
+    await t.node.ledger.resolveConflict(c.address, height, l2.hash!);
+    expect((await http(kit.url, 'GET', `/leases/${l1.hash}`)).status).toBe(404);
+    expect((await http(kit.url, 'GET', `/leases/${l2.hash}`)).body).toMatchObject({
+      state: 'created',
+      duration: 120,
+    });
+    const escrow = (await http(kit.url, 'GET', `/pending/${p.address}`)).body as { hash: string }[];
+    expect(escrow.map((e) => e.hash)).toEqual([l2.hash]);
+    c.advance(l2);
+
+    // The provider accepts; at that position a settle is judged against the parent state, where the
+    // lease is not accepted yet: refused (it would pass against the state with the accept applied).
+    const start = realNs() - 5n * MINUTE_NS;
+    const accept = await p.commit(acceptBlock(t, p, l2, start));
+    p.frontier = accept.previous;
+    const settleHere = p.build({
+      type: 'lease_settle',
+      asset: 'XE',
+      source: l2.hash!,
+      amount: 2n * EMISSION,
+      balance: p.bal('XE') + 2n * EMISSION,
+      attestations: [attest(t, l2.hash!, start + 2n * MINUTE_NS)],
+    });
+    await expectRejected(kit, settleHere, {
+      status: 503,
+      reason: 'lease not yet accepted for settle: retry after accept',
+    });
+    // A second accept of the same lease at that position is valid at the parent: staged.
+    const rivalAccept = acceptBlock(t, p, l2, start + 1n);
+    const r = await http(kit.url, 'POST', '/blocks/lease_accept', blockToJson(rivalAccept));
+    expect(r.status, r.text).toBe(202);
+    expect((await http(kit.url, 'GET', `/conflicts/${p.address}`)).status).toBe(200);
+  });
+});
