@@ -15,6 +15,9 @@ import {
   stateBlockToJson,
 } from '../protocol/statechain.ts';
 import type { SignedBlock } from '../ledger/ledger.ts';
+import type { Workload } from '../protocol/certificate.ts';
+import type { JsonValue } from '../protocol/json.ts';
+import { parseCertificateWorkload, SysValueError } from '../statechain/sys.ts';
 
 /**
  * Genesis of a network (protocol.md section 10, decisions D9): the ledger genesis block and the
@@ -164,15 +167,64 @@ export interface DevnetOptions {
   networkId?: string;
   /**
    * Overrides of the new network's genesis (`--genesis-set NAME=VALUE`): the lease time windows
-   * pinned in the ledger genesis (reference-behavior.md 4.4), checked by the same rules as any genesis.
+   * pinned in the ledger genesis (reference-behavior.md 4.4) and the certificate workload pinned in
+   * the state chain, each checked by the same rules as any genesis.
    */
-  genesisSet?: Partial<Record<GenesisTimingField, bigint>>;
+  genesisSet?: GenesisSet;
 }
 
 export type GenesisTimingField = (typeof GENESIS_TIMING_FIELDS)[number];
 
+/** `--genesis-set` names of the `sys.certificate_workload` fields, by the field each sets. */
+export const CERTIFICATE_WORKLOAD_SET_FIELDS = {
+  certificate_workload_version: 'workload_version',
+  certificate_iterations: 'iterations',
+  certificate_table_entries: 'table_entries',
+  certificate_reads: 'reads',
+} as const satisfies Record<string, keyof Workload>;
+
+export type CertificateWorkloadSetField = keyof typeof CERTIFICATE_WORKLOAD_SET_FIELDS;
+
+export type GenesisSetField = GenesisTimingField | CertificateWorkloadSetField;
+export type GenesisSet = Partial<Record<GenesisSetField, bigint>>;
+
 /** The names `--genesis-set` takes. */
-export const GENESIS_SET_FIELDS: readonly GenesisTimingField[] = GENESIS_TIMING_FIELDS;
+export const GENESIS_SET_FIELDS: readonly GenesisSetField[] = [
+  ...GENESIS_TIMING_FIELDS,
+  ...(Object.keys(CERTIFICATE_WORKLOAD_SET_FIELDS) as CertificateWorkloadSetField[]),
+];
+
+/**
+ * The certificate workload of a new development network: the reference version's algorithm, sized
+ * so that a node certifies itself in about two seconds (the reference workload takes minutes).
+ */
+export const DEV_CERTIFICATE_WORKLOAD: Readonly<Workload> = Object.freeze({
+  workload_version: 3n,
+  iterations: 2_000_000n,
+  table_entries: 65_536,
+  reads: 100_000,
+});
+
+/** The development network's certificate workload with the `--genesis-set` overrides applied. */
+function devWorkload(set: GenesisSet): Workload {
+  const raw: Record<string, unknown> = {
+    workload_version: DEV_CERTIFICATE_WORKLOAD.workload_version,
+    iterations: DEV_CERTIFICATE_WORKLOAD.iterations,
+    table_entries: DEV_CERTIFICATE_WORKLOAD.table_entries,
+    reads: DEV_CERTIFICATE_WORKLOAD.reads,
+  };
+  for (const [name, field] of Object.entries(CERTIFICATE_WORKLOAD_SET_FIELDS)) {
+    const v = set[name as CertificateWorkloadSetField];
+    if (v !== undefined) raw[field] = v;
+  }
+  try {
+    // The state chain checks the value exactly so when it applies the genesis.
+    return parseCertificateWorkload(raw as JsonValue);
+  } catch (e) {
+    if (e instanceof SysValueError) throw new GenesisError(e.message);
+    throw e;
+  }
+}
 
 /** A state-chain value written as a genesis file writes it: indented JSON, kept verbatim. */
 function pretty(v: unknown): string {
@@ -192,6 +244,14 @@ export function createDevnet(opts: DevnetOptions): { keys: DevnetKeys; bundle: G
   const dao = [generateKeyPair(), generateKeyPair(), generateKeyPair()];
   const oracle = generateKeyPair();
   const rep = opts.nodeKey;
+  const set = opts.genesisSet ?? {};
+  for (const name of Object.keys(set)) {
+    if (!(GENESIS_SET_FIELDS as readonly string[]).includes(name))
+      throw new GenesisError(`unknown genesis field ${name} (one of ${GENESIS_SET_FIELDS.join(', ')})`);
+  }
+  const workload = devWorkload(set);
+  const timing: Partial<Record<GenesisTimingField, bigint>> = {};
+  for (const f of GENESIS_TIMING_FIELDS) if (set[f] !== undefined) timing[f] = set[f];
 
   const values: [string, unknown][] = [
     ['sys.network_id', networkId],
@@ -201,6 +261,7 @@ export function createDevnet(opts: DevnetOptions): { keys: DevnetKeys; bundle: G
     ['sys.faucet', { amount: '1000000000', period_ns: '86400000000000' }],
     ['sys.pow', { block: formatDifficulty(block), chat: formatDifficulty(chat) }],
     ['sys.lease', { stake_milli: 0 }],
+    ['sys.certificate_workload', workload],
     ['sys.oracle', { keys: [oracle.pub_key], threshold: 1, allowed_prefix: 'epoch.' }],
     // The epoch leases lock until the oracle writes the next (protocol.md 10.2: R = 2000).
     [
@@ -243,7 +304,7 @@ export function createDevnet(opts: DevnetOptions): { keys: DevnetKeys; bundle: G
       asset: 'XE',
       representative: rep.address,
       ...DEV_TIMING,
-      ...opts.genesisSet,
+      ...timing,
     },
     hexToBytes(treasury.seed_hex),
     '',

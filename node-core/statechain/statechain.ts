@@ -1,3 +1,4 @@
+import { REFERENCE_WORKLOAD, type Workload } from '../protocol/certificate.ts';
 import { hexToBytes, utf8 } from '../protocol/hex.ts';
 import type { Verifier } from '../protocol/keys.ts';
 import { parseJson } from '../protocol/json.ts';
@@ -18,6 +19,7 @@ import {
   parseDaoKeyset,
   parseFaucet,
   parseLease,
+  parseCertificateWorkload,
   type LeaseParams,
   parseMinter,
   parseOracle,
@@ -123,6 +125,10 @@ export class StateChain {
   }
   get pow(): PowSettings {
     return this.views.pow;
+  }
+  /** The benchmark performance certificates attest: `sys.certificate_workload`, else the reference one. */
+  get certificateWorkload(): Workload {
+    return this.views.certificateWorkload;
   }
   get representatives(): RepresentativePolicy {
     return this.views.representatives;
@@ -353,6 +359,8 @@ export class StateChain {
     if (fa !== undefined) v.faucet = parseFaucet(fa);
     const le = get('sys.lease');
     if (le !== undefined) v.lease = parseLease(le);
+    const cw = get('sys.certificate_workload');
+    if (cw !== undefined) v.certificateWorkload = parseCertificateWorkload(cw);
     const pw = get('sys.pow');
     if (pw !== undefined) v.pow = parsePow(pw);
     const re = get('sys.representatives');
@@ -381,6 +389,7 @@ function emptyViews() {
     faucet: undefined as Faucet | undefined,
     pow: DEFAULT_POW,
     lease: { stake_milli: 0 } as LeaseParams,
+    certificateWorkload: REFERENCE_WORKLOAD as Workload,
     representatives: { mode: 'open' } as RepresentativePolicy,
     activations: new Map<string, Activation>() as ReadonlyMap<string, Activation>,
   };

@@ -2,6 +2,8 @@ import { isHex } from '../protocol/hex.ts';
 import { type JsonValue, parseJson, RawJson } from '../protocol/json.ts';
 import { toBigIntField } from '../protocol/int.ts';
 import { parseDifficulty, BLOCK_POW_DIFFICULTY, CHAT_POW_DIFFICULTY } from '../protocol/pow.ts';
+import type { Workload } from '../protocol/certificate.ts';
+import { MAX_TABLE_ENTRIES } from '../leasing/benchmark-work.ts';
 
 /**
  * The `sys.*` state-chain keys the node reads (protocol.md section 7.3, reference-behavior.md 6.4,
@@ -70,6 +72,38 @@ export function parseLease(v: JsonValue): LeaseParams {
     throw new SysValueError('sys.lease', 'stake_milli must be an integer from 0 to 1000000');
   }
   return { stake_milli: m };
+}
+
+/**
+ * `sys.certificate_workload`: the benchmark a network's performance certificates attest
+ * (reference-behavior.md 4.7). A development network pins a small one, so its node certifies itself
+ * in seconds rather than minutes; a network without the key uses the reference workload.
+ */
+export function parseCertificateWorkload(v: JsonValue): Workload {
+  const key = 'sys.certificate_workload';
+  const o = obj(key, v);
+  const unknown = Object.keys(o).filter(
+    (k) => !['workload_version', 'iterations', 'table_entries', 'reads'].includes(k),
+  );
+  if (unknown.length > 0) throw new SysValueError(key, `unknown field ${unknown[0]}`);
+  // Each is also a number the benchmark loops count in: a safe integer, the table within its cap.
+  const int = (field: string, min: bigint, max: bigint): bigint => {
+    let n: bigint;
+    try {
+      n = toBigIntField(o[field], 'u64', field);
+    } catch (e) {
+      throw new SysValueError(key, (e as Error).message);
+    }
+    if (n < min || n > max) throw new SysValueError(key, `${field} must be an integer from ${min} to ${max}`);
+    return n;
+  };
+  const safe = BigInt(Number.MAX_SAFE_INTEGER);
+  return {
+    workload_version: int('workload_version', 1n, safe),
+    iterations: int('iterations', 1n, safe),
+    table_entries: Number(int('table_entries', 1n, BigInt(MAX_TABLE_ENTRIES))),
+    reads: Number(int('reads', 0n, safe)),
+  };
 }
 
 export type RepresentativePolicy = { mode: 'open' } | { mode: 'allowlist'; addresses: string[] };
@@ -204,6 +238,7 @@ const VALIDATORS: Record<string, (v: JsonValue) => unknown> = {
   'sys.minter': parseMinter,
   'sys.faucet': parseFaucet,
   'sys.lease': parseLease,
+  'sys.certificate_workload': parseCertificateWorkload,
   'sys.pow': parsePow,
   'sys.representatives': parseRepresentatives,
   'sys.phase': parsePhase,
