@@ -57,6 +57,13 @@ export function benchmarkWorkFor(workload: Workload, seed: Uint8Array): Benchmar
   };
 }
 
+let liveWorkers = 0;
+
+/** Benchmark worker threads of this process that have not exited yet (a stopped node leaves none). */
+export function liveBenchmarkWorkers(): number {
+  return liveWorkers;
+}
+
 export function startBenchmark(work: BenchmarkWork, opts: BenchmarkOptions = {}): BenchmarkRun {
   checkBenchmarkWork(work);
   let settle: { resolve: (r: BenchmarkResult) => void; reject: (e: Error) => void } | undefined;
@@ -76,6 +83,7 @@ export function startBenchmark(work: BenchmarkWork, opts: BenchmarkOptions = {})
   const cancelled = () => new BenchmarkError('ERR_BENCHMARK_CANCELLED', 'benchmark cancelled');
 
   const worker = new Worker(WORKER_URL, { workerData: { ...work, seed: new Uint8Array(work.seed) } });
+  liveWorkers += 1;
   worker.on('message', (msg: BenchmarkWorkerMessage) => {
     if (msg.type === 'progress') {
       if (settle !== undefined) opts.onProgress?.(msg.fraction);
@@ -88,9 +96,10 @@ export function startBenchmark(work: BenchmarkWork, opts: BenchmarkOptions = {})
   worker.on('error', (e) =>
     finish(new BenchmarkError('ERR_BENCHMARK_WORKER', 'benchmark worker failed', { cause: e })),
   );
-  worker.on('exit', (code) =>
-    finish(new BenchmarkError('ERR_BENCHMARK_WORKER', `benchmark worker exited with code ${code}`)),
-  );
+  worker.on('exit', (code) => {
+    liveWorkers -= 1;
+    finish(new BenchmarkError('ERR_BENCHMARK_WORKER', `benchmark worker exited with code ${code}`));
+  });
 
   const stop = async () => {
     finish(cancelled());
