@@ -34,10 +34,10 @@ export interface Key {
   address: string;
 }
 
-export function fastKey(): Key {
-  const seed = randomBytes(32);
+/** A key from `seed` (random by default), through node:crypto. */
+export function fastKey(seed: Uint8Array = randomBytes(32)): Key {
   const priv = createPrivateKey({
-    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]),
+    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(seed)]),
     format: 'der',
     type: 'pkcs8',
   });

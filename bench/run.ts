@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
- * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer; certificate,
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing; certificate,
  * which takes minutes, runs only when named)
  */
 import { availableParallelism, cpus } from 'node:os';
@@ -15,6 +15,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   network: () => import('./network.ts'),
   renderer: () => import('./renderer.ts'),
   certificate: () => import('./certificate.ts'),
+  leasing: () => import('./leasing.ts'),
 };
 /** Suites left out of a run that names none. */
 const onlyWhenNamed = new Set(['certificate']);
