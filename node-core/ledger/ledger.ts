@@ -25,6 +25,7 @@ import { LedgerReads } from './reads.ts';
 import type { CertificateBook } from '../leasing/certificate-book.ts';
 import { epochCandidates, type EpochRecord, parseEpoch } from '../leasing/epochs.ts';
 import { LeaseBook } from '../leasing/lease-book.ts';
+import { ReputationBook, reputationEvents } from '../leasing/reputation.ts';
 import type { LeaseRecord, LeaseUndo } from '../leasing/records.ts';
 import type { LeaseView } from '../leasing/rules/view.ts';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../leasing/timing.ts';
@@ -118,6 +119,8 @@ export class Ledger extends LedgerReads {
   private readonly ruleView: RuleView;
   /** Lease records and the undo entries of lease-family blocks. */
   readonly leases: LeaseBook;
+  /** Providers' and consumers' lease reputation, written and undone with the lease blocks. */
+  readonly reputation: ReputationBook;
   /** Submissions in flight by hash: a resubmission of the same signed block shares the outcome. */
   private readonly inflight = new Map<string, { block: Block; outcome: Promise<SubmitResult> }>();
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
@@ -159,6 +162,7 @@ export class Ledger extends LedgerReads {
     this.counters = new CountersBook(deps.store);
     const sc = this.sc;
     this.leases = new LeaseBook(deps.store);
+    this.reputation = new ReputationBook(deps.store);
     const leases = this.leases;
     const certificates = deps.certificates;
     const timing = deps.leaseTiming ?? (() => DEFAULT_LEASE_TIMING);
@@ -840,12 +844,14 @@ export class Ledger extends LedgerReads {
       if (bytes !== undefined) pendingBefore = { destination, hash, record: decodePending(bytes) };
     }
     this.leases.put(lease);
+    const parties = this.reputation.record(block.hash, reputationEvents(block, lease));
     this.leases.putUndo(block.hash, {
       lease_hash: lease.lease_hash,
       ...(before ? { before } : {}),
       ...(pendingBefore ? { pendingBefore } : {}),
       supply: fx.supply ?? [],
       ...(fx.credit ? { credit: { account: block.account, ...fx.credit } } : {}),
+      ...(parties.length > 0 ? { reputation: parties } : {}),
     });
   }
 
@@ -871,6 +877,7 @@ export class Ledger extends LedgerReads {
     if (u === undefined) throw new Error(`no undo entry for lease-family block ${b.hash}`);
     if (u.before) this.leases.put(u.before);
     else this.leases.remove(u.lease_hash);
+    if (u.reputation) this.reputation.remove(b.hash, u.reputation);
     if (u.pendingBefore) {
       const p = u.pendingBefore;
       this.store.accounts.putSync(pendingKey(p.destination, p.hash), encodePending(p.record));

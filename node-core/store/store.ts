@@ -71,6 +71,8 @@ export class Store {
   readonly leases: Database<string, string>;
   /** lease-family block hash (32 bytes) -> what undoing that block puts back (JSON) */
   readonly leaseUndo: Database<string, Uint8Array>;
+  /** `address:block hash` -> what that lease-family block added to the account's reputation (JSON) */
+  readonly reputation: Database<string, string>;
   /** performance certificate hash (64 hex) -> certificate JSON (protocol.md 8.6) */
   readonly certificates: Database<string, string>;
   /** state-chain index -> state block JSON (op values verbatim) */
@@ -99,6 +101,7 @@ export class Store {
       encoding: 'string',
       keyEncoding: 'binary',
     });
+    this.reputation = text<string>('reputation');
     this.certificates = text<string>('certificates');
     this.stateBlocks = text<number>('state_blocks');
     this.kv = text<string>('kv');

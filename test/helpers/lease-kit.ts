@@ -7,7 +7,7 @@ import {
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { signAttestation } from '../../node-core/protocol/payloads.ts';
 import { leaseCost } from '../../node-core/leasing/pricing.ts';
-import type { Account, Kit } from './ledger-kit.ts';
+import { Account, type Kit, XE } from './ledger-kit.ts';
 import { seedOf, type TestNode } from './node.ts';
 
 /**
@@ -106,6 +106,17 @@ export function acceptBlock(
     locked_twap_milli: 0n,
     ...over,
   });
+}
+
+/** An opened account holding `xusd` micro-XUSD: minted by `minter` (the devnet's), sent and received. */
+export async function fundedAccount(kit: Kit, minter: Account, xusd = 10n * XE): Promise<Account> {
+  const c = new Account(kit);
+  await c.claim(XE);
+  await minter.commit(
+    minter.build({ type: 'mint', asset: 'XUSD', amount: xusd, balance: minter.bal('XUSD') + xusd }),
+  );
+  await c.receive(await minter.send(c.address, xusd, 'XUSD'));
+  return c;
 }
 
 export { hexToBytes };

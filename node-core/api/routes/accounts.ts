@@ -1,6 +1,7 @@
 import type { LedgerNode } from '../../node.ts';
 import { blockToJson } from '../../protocol/block-json.ts';
 import type { StoredBlock } from '../../ledger/ledger.ts';
+import { reputationJson } from '../../leasing/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import {
@@ -148,9 +149,10 @@ export function accountRoutes(node: LedgerNode): RouteDef[] {
       description: 'lease reputation of an account (derived from its leases)',
       auth: 'none',
       schema: { params: addressParams },
-      async handler() {
-        // Reputation is derived from lease records; this node accepts no lease blocks yet.
-        throw ApiError.notFound('no reputation activity');
+      async handler(req) {
+        const r = node.ledger.reputation.get(lower(req.params.address));
+        if (!r) throw ApiError.notFound('no reputation activity');
+        return reputationJson(r);
       },
     }),
     defineRoute<{ query: Page }>({
@@ -159,8 +161,11 @@ export function accountRoutes(node: LedgerNode): RouteDef[] {
       description: 'lease reputations of all accounts, by address',
       auth: 'none',
       schema: { querystring: pageQuery },
-      async handler() {
-        return {};
+      async handler(req) {
+        // A map by address, paged in address order (reference-behavior.md 1.3).
+        const { offset, limit } = page(req.query);
+        const { entries } = node.ledger.reputation.list(offset, limit);
+        return Object.fromEntries(entries.map(([address, r]) => [address, reputationJson(r)]));
       },
     }),
   ];

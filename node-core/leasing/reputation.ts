@@ -1,0 +1,173 @@
+import { parseJson, stringifyJson } from '../protocol/json.ts';
+import type { SignedBlock } from '../ledger/rules/types.ts';
+import type { Store } from '../store/store.ts';
+import type { LeaseRecord } from './records.ts';
+
+/**
+ * Lease reputation (reference-behavior.md 1.3, 4.3; LS-03, LS-21): what each account did as a
+ * provider and as a consumer, counted from the lease-family blocks that move it.
+ *
+ * Every such block writes one entry per party, keyed by the party's address and the block's hash,
+ * in the block's own transaction; an account's aggregate is the sum of its entries. Undoing the
+ * block removes exactly its entries (its lease undo entry names the parties), so a rollback puts the
+ * aggregate back whatever the order blocks of different chains are undone in, first and last
+ * activity included, which neither before-images nor counter deltas would do.
+ */
+
+/** The counted fields; durations in seconds here, reported in hours (the reference sums seconds, LS-21). */
+export const REPUTATION_COUNTERS = [
+  'leases_accepted_as_provider',
+  'leases_settled_as_provider',
+  'lease_secs_settled_as_provider',
+  'leases_unfulfilled_as_provider',
+  'leases_accepted_as_consumer',
+  'leases_settled_as_consumer',
+  'leases_cancelled_as_consumer',
+  'lease_secs_settled_as_consumer',
+  'leases_unfulfilled_as_consumer',
+] as const;
+
+export type ReputationCounter = (typeof REPUTATION_COUNTERS)[number];
+
+/** One block's effect on one party: counters to add, and when it happened (Unix ns). */
+export interface ReputationEvent {
+  address: string;
+  at: bigint;
+  counts: Partial<Record<ReputationCounter, bigint>>;
+}
+
+export type Reputation = Record<ReputationCounter, bigint> & {
+  first_activity_at: bigint;
+  last_activity_at: bigint;
+};
+
+/**
+ * What a lease-family block records, from the lease as the block leaves it (reference-behavior.md
+ * 4.3): accept at the attested start, settle and force-settle at the block's timestamp, with the
+ * lease duration for a settle. A cancel is recorded against both parties; only the consumer has a
+ * counter for it, so for the provider it is activity alone. The `lease` block records nothing.
+ */
+export function reputationEvents(block: SignedBlock, lease: LeaseRecord): ReputationEvent[] {
+  const both = (at: bigint, provider: ReputationEvent['counts'], consumer: ReputationEvent['counts']) => [
+    { address: lease.provider, at, counts: provider },
+    { address: lease.consumer, at, counts: consumer },
+  ];
+  switch (block.type) {
+    case 'lease_accept':
+      return both(lease.start_time, { leases_accepted_as_provider: 1n }, { leases_accepted_as_consumer: 1n });
+    case 'lease_settle':
+      return both(
+        block.timestamp,
+        { leases_settled_as_provider: 1n, lease_secs_settled_as_provider: lease.duration },
+        { leases_settled_as_consumer: 1n, lease_secs_settled_as_consumer: lease.duration },
+      );
+    case 'lease_force_settle':
+      return both(
+        block.timestamp,
+        { leases_unfulfilled_as_provider: 1n },
+        { leases_unfulfilled_as_consumer: 1n },
+      );
+    case 'lease_cancel':
+      return both(block.timestamp, {}, { leases_cancelled_as_consumer: 1n });
+    default:
+      return [];
+  }
+}
+
+function emptyReputation(at: bigint): Reputation {
+  const r = { first_activity_at: at, last_activity_at: at } as Reputation;
+  for (const c of REPUTATION_COUNTERS) r[c] = 0n;
+  return r;
+}
+
+function addEvent(r: Reputation | undefined, e: Omit<ReputationEvent, 'address'>): Reputation {
+  const out = r ?? emptyReputation(e.at);
+  for (const [k, v] of Object.entries(e.counts)) out[k as ReputationCounter] += v;
+  if (e.at < out.first_activity_at) out.first_activity_at = e.at;
+  if (e.at > out.last_activity_at) out.last_activity_at = e.at;
+  return out;
+}
+
+/** The reference's JSON shape (version 2), with `lease_hours_*` really in hours (LS-21). */
+export function reputationJson(r: Reputation): Record<string, unknown> {
+  const hours = (secs: bigint) => Number(secs) / 3600;
+  return {
+    version: 2,
+    leases_accepted_as_provider: r.leases_accepted_as_provider,
+    leases_settled_as_provider: r.leases_settled_as_provider,
+    lease_hours_settled_as_provider: hours(r.lease_secs_settled_as_provider),
+    leases_unfulfilled_as_provider: r.leases_unfulfilled_as_provider,
+    leases_accepted_as_consumer: r.leases_accepted_as_consumer,
+    leases_settled_as_consumer: r.leases_settled_as_consumer,
+    leases_cancelled_as_consumer: r.leases_cancelled_as_consumer,
+    lease_hours_settled_as_consumer: hours(r.lease_secs_settled_as_consumer),
+    leases_unfulfilled_as_consumer: r.leases_unfulfilled_as_consumer,
+    first_activity_at: r.first_activity_at,
+    last_activity_at: r.last_activity_at,
+  };
+}
+
+/** Store key of one party's entry for one block: the address first, so an account's entries sit together. */
+function entryKey(address: string, blockHash: string): string {
+  return `${address}:${blockHash}`;
+}
+
+function decodeEntry(text: string): Omit<ReputationEvent, 'address'> {
+  const o = parseJson(text) as { at: unknown; counts: Record<string, unknown> };
+  const counts: ReputationEvent['counts'] = {};
+  for (const [k, v] of Object.entries(o.counts)) counts[k as ReputationCounter] = BigInt(v as bigint);
+  return { at: BigInt(o.at as bigint), counts };
+}
+
+export class ReputationBook {
+  private readonly store: Store;
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  /** Writes a block's entries (inside its write transaction); returns the parties, for its undo entry. */
+  record(blockHash: string, events: readonly ReputationEvent[]): string[] {
+    for (const e of events)
+      this.store.reputation.putSync(
+        entryKey(e.address, blockHash),
+        stringifyJson({ at: e.at, counts: e.counts }),
+      );
+    return events.map((e) => e.address);
+  }
+
+  /** Removes a block's entries (inside the transaction that undoes it). */
+  remove(blockHash: string, parties: readonly string[]): void {
+    for (const a of parties) this.store.reputation.removeSync(entryKey(a, blockHash));
+  }
+
+  /** An account's aggregate, or undefined when no lease block concerned it. */
+  get(address: string): Reputation | undefined {
+    let r: Reputation | undefined;
+    for (const { value } of this.store.reputation.getRange({ start: `${address}:`, end: `${address};` }))
+      r = addEvent(r, decodeEntry(value));
+    return r;
+  }
+
+  /** Aggregates by address in address order, paged; `total` counts every account with activity. */
+  list(offset: number, limit: number): { total: number; entries: [string, Reputation][] } {
+    const entries: [string, Reputation][] = [];
+    let total = 0;
+    let current: [string, Reputation | undefined] | undefined;
+    const flush = () => {
+      if (current === undefined) return;
+      if (total >= offset && entries.length < limit) entries.push(current as [string, Reputation]);
+      total++;
+    };
+    for (const { key, value } of this.store.reputation.getRange({})) {
+      const address = key.slice(0, key.indexOf(':'));
+      if (current?.[0] !== address) {
+        flush();
+        current = [address, undefined];
+      }
+      current[1] = addEvent(current[1], decodeEntry(value));
+    }
+    flush();
+    return { total, entries };
+  }
+}
