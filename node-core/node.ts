@@ -30,7 +30,12 @@ import {
   writeGenesisDir,
 } from './genesis/genesis.ts';
 import { CertificateBook } from './leasing/certificate-book.ts';
-import { ArchiveSweep } from './leasing/archive-sweep.ts';
+import { localAttestation } from './leasing/local-attestation.ts';
+import {
+  OwnCertificate,
+  OwnCertificateError,
+  type OwnCertificateOptions,
+} from './leasing/own-certificate.ts';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming, leaseTimingFromGenesis } from './leasing/timing.ts';
 import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
@@ -38,11 +43,13 @@ import { Directory } from './net/directory.ts';
 // The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
 // good part of a second to load, which a node without peers should not pay at start-up.
 import type { ElectionPuller, ElectionPullOptions } from './net/election-pull.ts';
+import type { CertificateExchange, CertificateExchangeOptions } from './net/certificate-exchange.ts';
 import type { P2PHost, Verdict } from './net/host.ts';
 import type { MessengerLimitOptions } from './net/request-limits.ts';
 import type { SelfRegistration, SelfRegistrationOptions } from './net/self-registration.ts';
 import type { Syncer } from './net/sync.ts';
 import { StateChainError } from './statechain/statechain.ts';
+import { type PerformanceCertificate, verifyCertificateContent } from './protocol/certificate.ts';
 import { hexToBytes } from './protocol/hex.ts';
 import { parseJson, stringifyJson } from './protocol/json.ts';
 import { generateKeyPair, type KeyPair, keyPairFromSeed } from './protocol/keys.ts';
@@ -63,8 +70,18 @@ export interface NodeOptions {
   apiBind?: string;
   /** Proof-of-work difficulty of a NEW development network. */
   powDifficulty?: bigint;
-  /** Genesis overrides of a NEW development network (`--genesis-set`): the lease time windows. */
+  /**
+   * Genesis overrides of a NEW development network (`--genesis-set`): the lease time windows and
+   * the certificate workload.
+   */
   genesisSet?: DevnetOptions['genesisSet'];
+  /**
+   * The node's own performance certificate (leasing/own-certificate.ts): made at start, renewed,
+   * with this price multiplier (`--price-multiplier`). `false`: the node makes none.
+   */
+  ownCertificate?: OwnCertificateOptions | false;
+  /** Pulling and re-broadcasting certificates between peers (default every 2 and 5 minutes). */
+  certificateExchange?: CertificateExchangeOptions;
   /** Join the network defined by this genesis directory instead of a development network. */
   genesisDir?: string;
   /**
@@ -215,8 +232,9 @@ export class LedgerNode {
   leaseTiming: LeaseTiming = DEFAULT_LEASE_TIMING;
   /** Performance certificates this node knows (its own and its peers'). */
   certificates!: CertificateBook;
-  /** Expires accepted leases nobody settled once their escrow is past claiming (LS-04). */
-  archiveSweep: ArchiveSweep | undefined;
+  /** Makes and renews this node's own certificate (undefined when disabled). */
+  ownCertificate: OwnCertificate | undefined;
+  certificateExchange: CertificateExchange | undefined;
   startedAt = 0;
   private url_ = '';
 
@@ -286,18 +304,11 @@ export class LedgerNode {
         throttle: this.opts.voteThrottle,
       });
       this.consensus.start(this.ledger.unfinalizedAccounts());
-      this.archiveSweep = new ArchiveSweep({
-        leases: this.ledger.leases,
-        archive: (hashes, now) => this.ledger.archiveLeases(hashes, now),
-        now: this.now,
-        timing: () => this.leaseTiming,
-        log: this.log,
-      });
-      this.archiveSweep.start();
       this.directory = new Directory({ now: this.now, verify: verifyBytesNode });
       this.directory.start();
       if (this.opts.p2p !== false) await this.startP2P();
       await this.listen();
+      this.startOwnCertificate();
     } catch (e) {
       await this.stop().catch(() => {});
       throw e;
@@ -305,6 +316,9 @@ export class LedgerNode {
   }
 
   async stop(): Promise<void> {
+    // First: a running benchmark's worker is terminated, and nothing is stored after the store closes.
+    await this.ownCertificate?.stop();
+    this.certificateExchange?.stop();
     await this.api?.close();
     this.electionPuller?.stop();
     this.selfRegistration?.stop();
@@ -312,7 +326,6 @@ export class LedgerNode {
     this.syncer?.stop();
     await this.p2p?.stop();
     await this.consensus?.stop();
-    await this.archiveSweep?.stop();
     // Writes already queued finish and are answered before the store closes under them.
     await this.ledger?.idle();
     await this.verifyPool?.stop();
@@ -491,6 +504,51 @@ export class LedgerNode {
     this.url_ = host.includes(':') ? `http://[${host}]:${actualPort}` : `http://${host}:${actualPort}`;
   }
 
+  /** Content verification of a certificate for this network: its id and the workload it pins. */
+  verifyCertificate(cert: PerformanceCertificate): void {
+    verifyCertificateContent(cert, this.statechain.networkId, {
+      workload: this.statechain.certificateWorkload,
+      verify: verifyBytesNode,
+    });
+  }
+
+  /** Starts making the own certificate once the node is up, on a timer: it never holds up the start. */
+  private startOwnCertificate(): void {
+    if (this.opts.ownCertificate === false) return;
+    const key = {
+      seed: hexToBytes(this.nodeKey.seed_hex),
+      pubKey: this.nodeKey.pub_key,
+      address: this.nodeKey.address,
+    };
+    try {
+      this.ownCertificate = new OwnCertificate(
+        {
+          key,
+          networkId: () => this.statechain.networkId,
+          workload: () => this.statechain.certificateWorkload,
+          timekeepers: () => this.statechain.timekeepers,
+          maxSkewNs: () => this.leaseTiming.max_attestation_skew_ns,
+          book: this.certificates,
+          // Its own attestation when this node is a listed timekeeper; peers' would join here.
+          attest: async (subject) =>
+            this.statechain.timekeepers?.keys.includes(key.pubKey)
+              ? [localAttestation(subject, this.now(), key)]
+              : [],
+          now: this.now,
+          sign: signBytesNode,
+          verify: verifyBytesNode,
+          onCertificate: (cert) => this.certificateExchange?.publish(cert),
+          log: this.log,
+        },
+        this.opts.ownCertificate,
+      );
+    } catch (e) {
+      if (e instanceof OwnCertificateError) throw new NodeStartError(`--price-multiplier: ${e.message}`);
+      throw e;
+    }
+    this.ownCertificate.start();
+  }
+
   /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */
   get nodeId(): string {
     return this.p2p?.peerId || this.nodeKey.pub_key;
@@ -542,13 +600,15 @@ export class LedgerNode {
         onVote: (vote) => this.consensus.onVote(vote),
         onPeer: (peer) => {
           this.syncer?.request(peer);
+          this.certificateExchange?.peerConnected(peer);
           this.selfRegistration?.peerConnected();
         },
         onRegistration: (r) => directory.offer(r),
+        onCertificate: async (cert) => (await this.certificateExchange?.offer(cert)) ?? 'ignore',
         onRequest: async (type, payload, _from, channel) =>
           channel === 'sync'
             ? this.syncer?.answer(type, payload)
-            : this.electionPuller?.answer(type, payload),
+            : (this.certificateExchange?.answer(type, payload) ?? this.electionPuller?.answer(type, payload)),
         onStateBlock: async (block) => {
           try {
             const r = await this.statechain.submit(block);
@@ -597,6 +657,20 @@ export class LedgerNode {
       this.opts.selfRegistration,
     );
     this.selfRegistration.start();
+    const { CertificateExchange } = await import('./net/certificate-exchange.ts');
+    this.certificateExchange = new CertificateExchange(
+      {
+        book: this.certificates,
+        verify: (cert) => this.verifyCertificate(cert),
+        host: p2p,
+        ownAddress: this.nodeKey.address,
+        now: this.now,
+        log: this.log,
+      },
+      this.opts.certificateExchange,
+    );
+    this.certificateExchange.start();
+    for (const peer of p2p.peers()) this.certificateExchange.peerConnected(peer.id);
     this.consensus.setSink({ broadcast: (vote, weight) => void p2p.publishVote(vote, weight) });
     this.ledger.onCommitted((batch) => {
       for (const c of batch) {

@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
 import { MIN_ADMIN_TOKEN_LENGTH } from '../admin-token.ts';
+import { GENESIS_SET_FIELDS, type GenesisSet, type GenesisSetField } from '../genesis/genesis.ts';
+import { MAX_PRICE_MULTIPLIER_MILLI, MIN_PRICE_MULTIPLIER_MILLI } from '../protocol/certificate.ts';
 import { parseDifficulty } from '../protocol/pow.ts';
 
 /**
@@ -20,6 +22,10 @@ export interface CliOptions {
   apiPort: number;
   apiBind: string;
   powDifficulty?: bigint;
+  /** `--genesis-set NAME=VALUE` overrides of a new development network. */
+  genesisSet: GenesisSet;
+  /** price_multiplier_milli of the node's own certificate (the node's default when unset). */
+  priceMultiplierMilli?: bigint;
   genesisDir?: string;
   adminToken?: string | false;
   /** A file holding the admin token (keeps it out of the process list). */
@@ -56,6 +62,16 @@ Options:
   --api-bind ADDR         HTTP API bind address (default 127.0.0.1)
   --pow-difficulty HEX    proof-of-work difficulty of a NEW development network
                           (default fffff80000000000)
+  --genesis-set NAME=VALUE
+                          a field of a NEW development network's genesis (repeatable), a
+                          whole number. Lease timing: lease_min_duration_secs,
+                          lease_settle_grace_ns, lease_force_settle_gap_ns,
+                          lease_escrow_expiry_ns, lease_archive_gap_ns,
+                          max_attestation_skew_ns. Certificate benchmark:
+                          certificate_workload_version, certificate_iterations,
+                          certificate_table_entries, certificate_reads
+  --price-multiplier M    price multiplier of this node's performance certificate, in
+                          thousandths (500 to 10000; default 1000)
   --genesis-dir DIR       join the network defined by ledger-genesis.json and
                           statechain-genesis.json in DIR
   --admin-token-file FILE read the operator token from FILE (mode 0600); the default is
@@ -102,6 +118,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     p2pPort: 7075,
     p2pBind: '0.0.0.0',
     dial: [],
+    genesisSet: {},
     logLevel: 'info',
   };
   for (let i = 0; i < argv.length; i++) {
@@ -150,6 +167,24 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         } catch {
           throw new UsageError(`--pow-difficulty: "${v}" is not a hex difficulty of at most 16 digits`);
         }
+        break;
+      }
+      case '--genesis-set': {
+        const [field, v] = genesisSetting(value());
+        o.genesisSet[field] = v;
+        break;
+      }
+      case '--price-multiplier': {
+        const v = value();
+        if (
+          !/^\d{1,5}$/.test(v) ||
+          BigInt(v) < MIN_PRICE_MULTIPLIER_MILLI ||
+          BigInt(v) > MAX_PRICE_MULTIPLIER_MILLI
+        )
+          throw new UsageError(
+            `--price-multiplier: "${v}" is not a whole number from ${MIN_PRICE_MULTIPLIER_MILLI} to ${MAX_PRICE_MULTIPLIER_MILLI} (thousandths)`,
+          );
+        o.priceMultiplierMilli = BigInt(v);
         break;
       }
       case '--genesis-dir':
@@ -251,4 +286,21 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   if (o.adminToken !== undefined && o.adminTokenFile !== undefined)
     throw new UsageError('--admin-token and --admin-token-file exclude each other');
   return o;
+}
+
+/**
+ * One `--genesis-set NAME=VALUE`: a known field and a whole number. Whether the values fit together
+ * (the force-settle gap over twice the skew, ...) is checked when the genesis is made.
+ */
+function genesisSetting(arg: string): [GenesisSetField, bigint] {
+  const eq = arg.indexOf('=');
+  if (eq <= 0) throw new UsageError(`--genesis-set: "${arg}" is not NAME=VALUE`);
+  const name = arg.slice(0, eq);
+  const v = arg.slice(eq + 1);
+  if (!(GENESIS_SET_FIELDS as readonly string[]).includes(name))
+    throw new UsageError(`--genesis-set: unknown field ${name} (one of ${GENESIS_SET_FIELDS.join(', ')})`);
+  // At most i64's 19 digits: every field is a u64 or an i64 nanosecond count.
+  if (!/^(0|[1-9]\d{0,18})$/.test(v) || BigInt(v) > 2n ** 63n - 1n)
+    throw new UsageError(`--genesis-set: ${name}: "${v}" is not a whole number`);
+  return [name as GenesisSetField, BigInt(v)];
 }

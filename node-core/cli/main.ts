@@ -39,6 +39,8 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     apiPort: opts.apiPort,
     apiBind: opts.apiBind,
     powDifficulty: opts.powDifficulty,
+    genesisSet: opts.genesisSet,
+    ownCertificate: { priceMultiplierMilli: opts.priceMultiplierMilli },
     genesisDir: opts.genesisDir,
     adminToken: opts.adminToken,
     adminTokenFile: opts.adminTokenFile,

@@ -1,4 +1,10 @@
 import { type Block, isBlockType } from '../protocol/block.ts';
+import {
+  CERTIFICATE_FIELDS,
+  certificateToJson,
+  decodeCertificate,
+  type PerformanceCertificate,
+} from '../protocol/certificate.ts';
 import { blockToJson, decodeBlock } from '../protocol/block-json.ts';
 import { bytesToHex, hexToBytes, isHex } from '../protocol/hex.ts';
 import { toBigIntField } from '../protocol/int.ts';
@@ -17,6 +23,8 @@ export const TOPICS = {
   statechain: 'xe/statechain',
   /** Raw registration JSON (reference-behavior.md 5.3, 7.2). */
   directory: 'xe/directory',
+  /** Raw performance-certificate JSON (reference-behavior.md 4.7, 5.3). */
+  certificates: 'xe/certificates',
 } as const;
 
 export const MAX_GOSSIP_BYTES = 256 * 1024;
@@ -154,6 +162,40 @@ export function decodeStateMessage(bytes: Uint8Array): StateBlock | undefined {
     const o = parseJson(t, { raw: isStateValue }) as Record<string, unknown>;
     if (Object.keys(o).length !== 1 || o.block === undefined) return undefined;
     return decodeStateBlock(o.block as Parameters<typeof decodeStateBlock>[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Certificates travel as their raw JSON, on `xe/certificates` as in `cert_request` answers
+ * (reference-behavior.md 5.3). A whole certificate is about 1 KiB.
+ */
+export const MAX_CERTIFICATE_JSON_BYTES = 4096;
+
+export function encodeCertificateMessage(cert: PerformanceCertificate): Uint8Array {
+  return enc.encode(stringifyJson(certificateToJson(cert)));
+}
+
+/** A certificate object, strictly: exactly the specification's fields, each well-formed; else undefined. */
+export function certificateFromJson(v: unknown): PerformanceCertificate | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const keys = Object.keys(v);
+  if (keys.length !== CERTIFICATE_FIELDS.length) return undefined;
+  if (keys.some((k) => !(CERTIFICATE_FIELDS as readonly string[]).includes(k))) return undefined;
+  try {
+    return decodeCertificate(v);
+  } catch {
+    return undefined;
+  }
+}
+
+export function decodeCertificateMessage(bytes: Uint8Array): PerformanceCertificate | undefined {
+  if (bytes.length > MAX_CERTIFICATE_JSON_BYTES) return undefined;
+  const t = text(bytes);
+  if (t === undefined) return undefined;
+  try {
+    return certificateFromJson(parseJson(t));
   } catch {
     return undefined;
   }

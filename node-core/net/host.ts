@@ -9,6 +9,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
 import type { Logger } from 'pino';
 import type { Block } from '../protocol/block.ts';
+import type { PerformanceCertificate } from '../protocol/certificate.ts';
 import type { Registration } from '../protocol/registration.ts';
 import { sha256Node } from '../fastpath/block-hash.ts';
 import type { JsonPath } from '../protocol/json.ts';
@@ -16,6 +17,8 @@ import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
 import {
   decodeBlockMessage,
+  decodeCertificateMessage,
+  encodeCertificateMessage,
   unknownBlockType,
   decodeStateMessage,
   decodeVoteMessage,
@@ -57,6 +60,8 @@ export interface P2PHandlers {
   onStateBlock(block: StateBlock, from: string): Promise<Verdict>;
   /** A directory registration (`xe/directory`); ignored when absent. */
   onRegistration?(registration: Registration, from: string): Verdict;
+  /** A performance certificate (`xe/certificates`); ignored when absent. */
+  onCertificate?(certificate: PerformanceCertificate, from: string): Promise<Verdict>;
   /** A peer passed netcheck (a new connection to a compatible node). */
   onPeer?(peer: string): void;
   /**
@@ -315,6 +320,13 @@ export class P2PHost {
       if (!reg) return TopicValidatorResult.Reject;
       return VERDICTS[this.handlers.onRegistration(reg, peer.toString())];
     });
+    pubsub.topicValidators.set(TOPICS.certificates, async (peer, msg) => {
+      if (!this.verified.has(peer.toString()) || !this.handlers.onCertificate)
+        return TopicValidatorResult.Ignore;
+      const cert = decodeCertificateMessage(msg.data);
+      if (!cert) return TopicValidatorResult.Reject;
+      return VERDICTS[await this.handlers.onCertificate(cert, peer.toString())];
+    });
     for (const t of Object.values(TOPICS)) pubsub.subscribe(t);
     this.redial();
     this.redialTimer = setInterval(() => this.redial(), REDIAL_MS);
@@ -468,6 +480,10 @@ export class P2PHost {
 
   async publishRegistration(r: Registration): Promise<void> {
     await this.publish(TOPICS.directory, encodeRegistration(r));
+  }
+
+  async publishCertificate(cert: PerformanceCertificate): Promise<void> {
+    await this.publish(TOPICS.certificates, encodeCertificateMessage(cert));
   }
 
   async publishStateBlock(block: StateBlock): Promise<void> {

@@ -13,6 +13,16 @@ import { hexToBytes } from '../../node-core/protocol/hex.ts';
  */
 export const TEST_DIFFICULTY = 0x0000000000000002n;
 
+/**
+ * A certificate benchmark of a few milliseconds for test networks: every test node makes its own
+ * certificate at start, and two cores are shared by many nodes. Tests of the default pass their own.
+ */
+export const TEST_CERTIFICATE_WORKLOAD = {
+  certificate_iterations: 20_000n,
+  certificate_table_entries: 1024n,
+  certificate_reads: 1000n,
+} as const;
+
 export interface TestNode {
   node: LedgerNode;
   client: LedgerClient;
@@ -38,6 +48,7 @@ export async function startTestNode(opts: Partial<NodeOptions> = {}): Promise<Te
     // Peer-to-peer networking only where a test asks for it (on loopback, a free port).
     p2p: false,
     ...opts,
+    genesisSet: { ...TEST_CERTIFICATE_WORKLOAD, ...opts.genesisSet },
   });
   await node.start();
   const client = new LedgerClient(node.url, { adminToken: node.adminToken });

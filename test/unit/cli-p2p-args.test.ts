@@ -36,3 +36,53 @@ describe('--verify-threads', () => {
     expect(HELP).toContain('--verify-threads N');
   });
 });
+
+/** Shaping a new development network and pricing this node's certificate from the command line. */
+describe('--genesis-set and --price-multiplier', () => {
+  it('are empty and unset by default', () => {
+    expect(parseArgs([]).genesisSet).toEqual({});
+    expect(parseArgs([]).priceMultiplierMilli).toBeUndefined();
+  });
+
+  it('--genesis-set is repeatable and takes NAME=VALUE with a whole number', () => {
+    const o = parseArgs([
+      '--genesis-set',
+      'lease_min_duration_secs=5',
+      '--genesis-set=lease_settle_grace_ns=30000000000',
+      '--genesis-set',
+      'certificate_iterations=1000',
+    ]);
+    expect(o.genesisSet).toEqual({
+      lease_min_duration_secs: 5n,
+      lease_settle_grace_ns: 30_000_000_000n,
+      certificate_iterations: 1000n,
+    });
+  });
+
+  it('--genesis-set refuses unknown names and bad values, naming them', () => {
+    expect(() => parseArgs(['--genesis-set', 'bogus=1'])).toThrow(
+      /--genesis-set: unknown field bogus \(one of lease_min_duration_secs, .*certificate_reads\)/,
+    );
+    expect(() => parseArgs(['--genesis-set', 'lease_min_duration_secs'])).toThrow(/is not NAME=VALUE/);
+    expect(() => parseArgs(['--genesis-set', '=5'])).toThrow(/is not NAME=VALUE/);
+    for (const v of ['', '-1', '1.5', '1e3', '05', 'ten', '9223372036854775808'])
+      expect(() => parseArgs(['--genesis-set', `certificate_reads=${v}`])).toThrow(
+        /--genesis-set: certificate_reads: ".*" is not a whole number/,
+      );
+    expect(() => parseArgs(['--genesis-set'])).toThrow(/needs a value/);
+  });
+
+  it('--price-multiplier takes thousandths from 500 to 10000', () => {
+    expect(parseArgs(['--price-multiplier', '500']).priceMultiplierMilli).toBe(500n);
+    expect(parseArgs(['--price-multiplier=10000']).priceMultiplierMilli).toBe(10_000n);
+    for (const v of ['499', '10001', '1.5', 'cheap', '-600'])
+      expect(() => parseArgs(['--price-multiplier', v])).toThrow(/--price-multiplier/);
+  });
+
+  it('are documented in --help', () => {
+    expect(HELP).toContain('--genesis-set NAME=VALUE');
+    expect(HELP).toContain('certificate_table_entries');
+    expect(HELP).toContain('max_attestation_skew_ns');
+    expect(HELP).toContain('--price-multiplier M');
+  });
+});

@@ -184,6 +184,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           // The effective genesis-pinned windows (defaults where the genesis pins none).
           lease_timing: node.leaseTiming,
           certificate: certificateStatus(),
+          // The own certificate's benchmark: idle, running (with progress), done or failed (retrying).
+          benchmark: node.ownCertificate?.status ?? { state: 'idle', progress: 0 },
           statechain_height: node.statechain.blockCount,
           sync: syncProgress(),
         };
