@@ -4,10 +4,13 @@ import { jsPowSolver, type Wallet } from '../../node-core/client/wallet.ts';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import { type Block, BLOCK_TYPES, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { signBlockMultisig } from '../../node-core/protocol/block-sign.ts';
+import { EMPTY_ATTESTATION_ROOT, signCertificate } from '../../node-core/protocol/certificate.ts';
+import { cappedR, leaseCost, leaseEmission } from '../../node-core/leasing/pricing.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { type JsonValue, parseJson, RawJson, stringifyJson } from '../../node-core/protocol/json.ts';
 import { keyPairFromSeed, multisigAddress } from '../../node-core/protocol/keys.ts';
 import { type StateBlock, signStateBlock, stateBlockToJson } from '../../node-core/protocol/statechain.ts';
+import { attest } from '../helpers/lease-kit.ts';
 import { startTestNode, TEST_DIFFICULTY, type TestNode } from '../helpers/node.ts';
 
 /**
@@ -26,6 +29,19 @@ const BODY_LIMIT = 1024 * 1024;
 const HUGE_RATE = 0.003;
 /** Unmutated submissions of each valid seed mixed in: they must be accepted (201). */
 const IDENTITY_SUBMISSIONS = 4;
+const MINUTE_NS = 60_000_000_000n;
+/** Short lease windows (the fuzz node's genesis): settle grace 1 min, force-settle from 22 min to 30 min. */
+const LEASE_TIMING = {
+  lease_settle_grace_ns: MINUTE_NS,
+  lease_force_settle_gap_ns: 21n * MINUTE_NS,
+  lease_escrow_expiry_ns: 30n * MINUTE_NS,
+};
+/** The lease every lease seed is about: 1 vCPU, 1 GiB, 1 GB for 60 s at price x1000. */
+const LEASE_TERMS = { vcpus: 1n, memory_mb: 1024n, disk_gb: 1n, duration: 60n };
+/** Epoch 0 of a development network: the emission parameters an accept locks. */
+const LOCKED = { locked_r: 2000n, locked_payout_cap: 0n, locked_twap_milli: 0n };
+const LEASE_COST = leaseCost(LEASE_TERMS, 1000n);
+const LEASE_EMISSION = leaseEmission(LEASE_COST, cappedR(LOCKED));
 
 // ---- seeded PRNG -----------------------------------------------------------------------------------
 
@@ -227,6 +243,27 @@ const ESCAPE_TEXTS = [
   '"\\"',
 ];
 
+/**
+ * Non-canonical forms of an integer (decisions D3): whatever integer field they land in, the
+ * submission must be refused, even where the value would read as the same number (`number-form`).
+ */
+const NON_CANONICAL_INTS: readonly Node[] = [
+  new Raw('1.0'),
+  new Raw('1e3'),
+  new Raw('-0'),
+  '+1',
+  '01',
+  new Raw('18446744073709551616'),
+];
+
+/** Whether a value is an integer as the seeds carry them: a bare integer or a digit string. */
+function isIntegerNode(n: Node): boolean {
+  if (typeof n === 'bigint') return true;
+  if (typeof n === 'number') return Number.isInteger(n);
+  if (typeof n === 'string') return /^[0-9]{1,20}$/.test(n);
+  return n instanceof Raw && /^-?[0-9]+$/.test(n.text);
+}
+
 function hexString(rng: Rng, chars: number): string {
   let s = '';
   for (let i = 0; i < chars; i++) s += '0123456789abcdef'[rng.int(16)];
@@ -398,7 +435,7 @@ function structuralMutation(
   const slot = slots.length > 0 ? rng.pick(slots) : undefined;
   const objs = objectsOf(root);
   const obj = objs.length > 0 ? rng.pick(objs) : undefined;
-  const k = rng.int(15);
+  const k = rng.int(16);
   if (slot === undefined || (k === 14 && obj === undefined)) {
     ops.push('root');
     return randomValue(rng, root);
@@ -488,6 +525,8 @@ function structuralMutation(
       } else slot.set(rng.pick(UNICODE_STRINGS));
       return root;
     }
+    case 15:
+      return numberForm(rng, root, ops);
     case 13: {
       // A field from another seed (the same name if it has it): valid-looking but wrong.
       const other = rng.pick(seeds).tree;
@@ -506,6 +545,18 @@ function structuralMutation(
       return root;
     }
   }
+}
+
+/** An integer field (nested ones included) rewritten in a form that is not canonical decimal. */
+function numberForm(rng: Rng, root: Node, ops: string[]): Node {
+  const slots = slotsOf(root);
+  const ints = slots.filter((x) => isIntegerNode(x.get()));
+  const target = ints.length > 0 ? rng.pick(ints) : slots.length > 0 ? rng.pick(slots) : undefined;
+  if (target === undefined) return root;
+  const form = rng.pick(NON_CANONICAL_INTS);
+  ops.push(`number-form ${target.key}=${form instanceof Raw ? form.text : JSON.stringify(form)}`);
+  target.set(form);
+  return root;
 }
 
 /** Mutations that leave a valid block valid (a different JSON form of the same block). */
@@ -691,6 +742,19 @@ function makeSubmission(
   const seed = own.length > 0 && rng.chance(0.85) ? rng.pick(own) : rng.pick(seeds);
   const ops: string[] = [own.includes(seed) ? `seed ${seed.name}` : `foreign seed ${seed.name}`];
   let tree = clone(seed.tree);
+  if (seed.valid && own.includes(seed) && rng.chance(0.05)) {
+    // Only an integer's form changes (the check above holds such a submission to a refusal).
+    tree = numberForm(rng, tree, ops);
+    return {
+      path,
+      seed,
+      ops,
+      identity: false,
+      body: Buffer.from(textOf(tree)),
+      contentType: 'application/json',
+      authorization,
+    };
+  }
   if (rng.chance(0.04)) tree = benignMutation(rng, tree, ops);
   else {
     const n = 1 + (rng.chance(0.5) ? 0 : rng.int(4));
@@ -767,6 +831,9 @@ describe('fuzzing every POST route of a real node', () => {
 
   const walletSeed = () => rng.bytes(32);
   const nowNs = () => BigInt(Date.now()) * 1_000_000n;
+  /** The node clock is real time plus this: the set-up moves it on so a force-settle window is open. */
+  const clock = { offset: 0n };
+  const nodeNs = () => nowNs() + clock.offset;
 
   async function solved(block: Block & { hash: string }): Promise<Block> {
     return { ...block, pow_nonce: await jsPowSolver(hexToBytes(block.hash), TEST_DIFFICULTY) };
@@ -780,7 +847,7 @@ describe('fuzzing every POST route of a real node', () => {
 
   beforeAll(async () => {
     console.log(`fuzz seed: ${seedValue} (re-run with FUZZ_SEED=${seedValue})`);
-    t = await startTestNode({ rateLimit: false });
+    t = await startTestNode({ rateLimit: false, genesisSet: LEASE_TIMING, now: nodeNs });
     const wallet = (): Promise<Wallet> => t.wallet(walletSeed());
     const [alice, bob, carol, dave, erin] = [
       await wallet(),
@@ -819,6 +886,103 @@ describe('fuzzing every POST route of a real node', () => {
     );
     await t.client.submit(msOpen);
 
+    // Leases in every state a lease seed needs (reference-behavior.md 4.3), each seed on its own
+    // account and lease, so any order of acceptance works: c1 leased L2 (created: P2's accept seed)
+    // and L3 (accepted, expired: P3's settle seed); c4 leased L4 (created: c4's cancel seed); c5 leased
+    // L5 (accepted long enough ago that its force-settle window is open: c5's force-settle seed);
+    // c1 leases again from P2 (the lease seed). Attestations come from the devnet timekeeper.
+    const p2Seed = walletSeed();
+    const p3Seed = walletSeed();
+    const [c1, c4, c5, p2, p3] = [
+      await wallet(),
+      await wallet(),
+      await wallet(),
+      await t.wallet(p2Seed),
+      await t.wallet(p3Seed),
+    ];
+    for (const w of [c1, c4, c5, p2, p3]) await w.claim(1_000_000n);
+    await minter.mint(5n * LEASE_COST);
+    for (const [w, n] of [
+      [c1, 3n],
+      [c4, 1n],
+      [c5, 1n],
+    ] as const) {
+      const sent = await minter.send(w.address, n * LEASE_COST, 'XUSD');
+      await w.receive({
+        hash: sent.hash!,
+        from: minter.address,
+        amount: n * LEASE_COST,
+        asset: 'XUSD',
+        timestamp: sent.timestamp,
+      });
+    }
+    const certify = async (p: Wallet, seed: Uint8Array) => {
+      const issued = nowNs() - 60n * MINUTE_NS;
+      const cert = signCertificate(
+        {
+          provider: p.address,
+          provider_pub_key: p.key.pub_key,
+          seed: 'ab'.repeat(32),
+          workload_version: 3n,
+          iterations: 375_000_000n,
+          work_proof: 'cd'.repeat(32),
+          score: 0.25,
+          start_attestation_root: EMPTY_ATTESTATION_ROOT,
+          end_attestation_root: EMPTY_ATTESTATION_ROOT,
+          start_median: issued,
+          end_median: issued,
+          issued_at: issued,
+          expires_at: issued + 7n * 24n * 60n * MINUTE_NS,
+          price_multiplier_milli: 1000n,
+        },
+        info.network_id,
+        seed,
+      );
+      await t.node.certificates.add(cert);
+      return cert.hash;
+    };
+    const cert2 = await certify(p2, p2Seed);
+    const cert3 = await certify(p3, p3Seed);
+    const commit = async (w: Wallet, fields: Parameters<Wallet['prepare']>[0]) => {
+      const b = await w.prepare(fields);
+      await t.client.submit(b);
+      w.advance(b);
+      return b;
+    };
+    const leaseFields = (c: Wallet, provider: Wallet, cert: string) => ({
+      type: 'lease' as const,
+      asset: 'XUSD',
+      destination: provider.address,
+      amount: LEASE_COST,
+      ...LEASE_TERMS,
+      access_pub_key: 'ef'.repeat(32),
+      certificate_hash: cert,
+      balance: c.balances.XUSD! - LEASE_COST,
+    });
+    const acceptFields = (p: Wallet, lease: Block, at: bigint) => ({
+      type: 'lease_accept' as const,
+      asset: 'XUSD',
+      source: lease.hash!,
+      amount: 0n,
+      balance: p.balances.XUSD ?? 0n,
+      attestations: [attest(t, lease.hash!, at)],
+      certificate_hash: lease.certificate_hash!,
+      ...LOCKED,
+    });
+    const l2 = await commit(c1, leaseFields(c1, p2, cert2));
+    const l3 = await commit(c1, leaseFields(c1, p3, cert3));
+    const l4 = await commit(c4, leaseFields(c4, p2, cert2));
+    const l5 = await commit(c5, leaseFields(c5, p3, cert3));
+    // L5 starts 5 minutes ago by the timekeeper, so it expires 4 minutes ago: its force-settle window
+    // is [expiry + 22 min, expiry + 30 min). The node clock then moves on 14 minutes, so that window
+    // is within the 10-minute attestation skew of the node clock for the rest of the test.
+    const expiry5 = nodeNs() - 4n * MINUTE_NS;
+    await commit(p3, acceptFields(p3, l5, expiry5 - MINUTE_NS));
+    clock.offset = 14n * MINUTE_NS;
+    // L3 starts 5 minutes ago on the moved clock: expired, its settle window [expiry, expiry + 1 min].
+    const expiry3 = nodeNs() - 4n * MINUTE_NS;
+    await commit(p3, acceptFields(p3, l3, expiry3 - MINUTE_NS));
+
     // Valid blocks, signed and solved but never submitted: the material the mutations start from.
     addSeed(
       'claim (opening)',
@@ -855,8 +1019,45 @@ describe('fuzzing every POST route of a real node', () => {
       }),
     );
     addSeed(
-      'mint (opening)',
-      await minter.prepare({ type: 'mint', asset: 'XUSD', amount: 777n, balance: 777n }),
+      'mint',
+      await minter.prepare({
+        type: 'mint',
+        asset: 'XUSD',
+        amount: 777n,
+        balance: minter.balances.XUSD! + 777n,
+      }),
+    );
+    addSeed('lease', await c1.prepare(leaseFields(c1, p2, cert2)));
+    addSeed('lease_accept', await p2.prepare(acceptFields(p2, l2, nodeNs())));
+    addSeed(
+      'lease_settle',
+      await p3.prepare({
+        type: 'lease_settle',
+        asset: 'XE',
+        source: l3.hash!,
+        amount: LEASE_EMISSION,
+        balance: p3.balances.XE! + LEASE_EMISSION,
+        attestations: [attest(t, l3.hash!, expiry3 + 1_000_000_000n)],
+      }),
+    );
+    addSeed(
+      'lease_cancel',
+      await c4.prepare({
+        type: 'lease_cancel',
+        asset: 'XUSD',
+        source: l4.hash!,
+        balance: c4.balances.XUSD! + LEASE_COST,
+      }),
+    );
+    addSeed(
+      'lease_force_settle',
+      await c5.prepare({
+        type: 'lease_force_settle',
+        asset: 'XUSD',
+        source: l5.hash!,
+        balance: c5.balances.XUSD! + LEASE_COST,
+        attestations: [attest(t, l5.hash!, expiry5 + 23n * MINUTE_NS)],
+      }),
     );
     const ks2 = { keys: [msKeys[1]!, msKeys[2]!].sort(), threshold: 1 };
     addSeed(
@@ -993,6 +1194,8 @@ describe('fuzzing every POST route of a real node', () => {
     /** Every distinct 201 answer to a ledger block, by hash, with the first submission that drew it. */
     const answers = new Map<string, Map<string, string>>();
     let retryable503 = 0;
+    /** Valid seeds submitted with one integer in a non-canonical form (each must be refused). */
+    let numberForms = 0;
     const started = Date.now();
     const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
 
@@ -1005,6 +1208,7 @@ describe('fuzzing every POST route of a real node', () => {
         if (failures.length < 50)
           failures.push(`${why}: ${a.status} ${a.text.slice(0, 300)}\n    ${describeSub(s)}`);
       };
+      if (s.ops.length === 2 && s.ops[1]!.startsWith('number-form ') && s.seed.valid) numberForms++;
       const counts = perRoute.get(s.path)!;
       counts[a.status] = (counts[a.status] ?? 0) + 1;
       if (a.contentType !== 'application/json; charset=utf-8') fail(`content-type ${String(a.contentType)}`);
@@ -1034,6 +1238,9 @@ describe('fuzzing every POST route of a real node', () => {
         if (s.identity) fail('an unmutated valid block was refused');
         return;
       }
+      // A valid seed with nothing changed but one integer's form: never an equivalent form of it.
+      if (s.ops.length === 2 && s.ops[1]!.startsWith('number-form ') && s.seed.valid)
+        return fail('accepted an integer in a non-canonical form');
       if (!seededPaths.has(s.path)) {
         otherSuccess.set(s.path, (otherSuccess.get(s.path) ?? 0) + 1);
         return;
@@ -1085,6 +1292,7 @@ describe('fuzzing every POST route of a real node', () => {
       `fuzz seed ${seedValue}: ${schedule.length} submissions to ${postPaths.length} routes in ${seconds.toFixed(1)} s ` +
         `(${Math.round(schedule.length / seconds)}/s), ${budget.huge} huge bodies, ${retryable503} retryable 503s, ` +
         `${[...resets.values()].reduce((a, b) => a + b, 0)} resets after over-limit bodies, ` +
+        `${numberForms} valid seeds with a non-canonical integer refused, ` +
         `accepted: ${[...accepted.values()].join(', ')}; other 2xx: ${JSON.stringify(Object.fromEntries(otherSuccess))}`,
     );
     for (const [path, counts] of perRoute) console.log(`  ${path}: ${JSON.stringify(counts)}`);
@@ -1210,10 +1418,40 @@ function expectedAfter(before: Snapshot, blocks: Block[]): Snapshot {
         });
         supply.pending = (supply.pending as number) + 1;
         break;
-      case 'receive': {
+      case 'receive':
+      case 'lease_cancel':
+      case 'lease_force_settle': {
+        // The send, or the lease's escrow (the provider's pending entry), back to the account.
         const p = pending.find((x) => x.hash === b.source)!;
-        bump(b.asset, 'balances', BigInt(p.amount as string));
-        bump(b.asset, 'in_flight', -BigInt(p.amount as string));
+        bump(p.asset as string, 'balances', BigInt(p.amount as string));
+        bump(p.asset as string, 'in_flight', -BigInt(p.amount as string));
+        pending = pending.filter((x) => x.hash !== b.source);
+        supply.pending = (supply.pending as number) - 1;
+        break;
+      }
+      case 'lease':
+        // The escrow: a pending entry for the provider, keyed by the lease hash.
+        bump(b.asset, 'balances', -amount);
+        bump(b.asset, 'in_flight', amount);
+        pending.push({
+          hash: b.hash,
+          from: b.account,
+          to: b.destination,
+          amount: amount.toString(),
+          asset: b.asset,
+          timestamp: b.timestamp,
+        });
+        supply.pending = (supply.pending as number) + 1;
+        break;
+      case 'lease_settle': {
+        // The provider is paid the emission; the escrow is burned (no stake on this network).
+        const p = pending.find((x) => x.hash === b.source)!;
+        bump('XE', 'emitted', amount);
+        bump('XE', 'created', amount);
+        bump('XE', 'balances', amount);
+        bump(p.asset as string, 'escrow_burned', BigInt(p.amount as string));
+        bump(p.asset as string, 'destroyed', BigInt(p.amount as string));
+        bump(p.asset as string, 'in_flight', -BigInt(p.amount as string));
         pending = pending.filter((x) => x.hash !== b.source);
         supply.pending = (supply.pending as number) - 1;
         break;
