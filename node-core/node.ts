@@ -30,6 +30,7 @@ import {
   writeGenesisDir,
 } from './genesis/genesis.ts';
 import { CertificateBook } from './leasing/certificate-book.ts';
+import { ArchiveSweep } from './leasing/archive-sweep.ts';
 import { localAttestation } from './leasing/local-attestation.ts';
 import {
   OwnCertificate,
@@ -232,6 +233,8 @@ export class LedgerNode {
   leaseTiming: LeaseTiming = DEFAULT_LEASE_TIMING;
   /** Performance certificates this node knows (its own and its peers'). */
   certificates!: CertificateBook;
+  /** Expires accepted leases nobody settled once their escrow is past claiming (LS-04). */
+  archiveSweep: ArchiveSweep | undefined;
   /** Makes and renews this node's own certificate (undefined when disabled). */
   ownCertificate: OwnCertificate | undefined;
   certificateExchange: CertificateExchange | undefined;
@@ -304,6 +307,14 @@ export class LedgerNode {
         throttle: this.opts.voteThrottle,
       });
       this.consensus.start(this.ledger.unfinalizedAccounts());
+      this.archiveSweep = new ArchiveSweep({
+        leases: this.ledger.leases,
+        archive: (hashes, now) => this.ledger.archiveLeases(hashes, now),
+        now: this.now,
+        timing: () => this.leaseTiming,
+        log: this.log,
+      });
+      this.archiveSweep.start();
       this.directory = new Directory({ now: this.now, verify: verifyBytesNode });
       this.directory.start();
       if (this.opts.p2p !== false) await this.startP2P();
@@ -326,6 +337,7 @@ export class LedgerNode {
     this.syncer?.stop();
     await this.p2p?.stop();
     await this.consensus?.stop();
+    await this.archiveSweep?.stop();
     // Writes already queued finish and are answered before the store closes under them.
     await this.ledger?.idle();
     await this.verifyPool?.stop();

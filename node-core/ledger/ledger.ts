@@ -24,6 +24,7 @@ import { GroupCommit, type Outcome } from './group-commit.ts';
 import { LedgerReads } from './reads.ts';
 import type { CertificateBook } from '../leasing/certificate-book.ts';
 import { epochCandidates, type EpochRecord, parseEpoch } from '../leasing/epochs.ts';
+import { archivedLease } from '../leasing/archive.ts';
 import { LeaseBook } from '../leasing/lease-book.ts';
 import { ReputationBook, reputationEvents } from '../leasing/reputation.ts';
 import type { LeaseRecord, LeaseUndo } from '../leasing/records.ts';
@@ -996,6 +997,7 @@ export class Ledger extends LedgerReads {
           return { value: [] };
         }
         if (op.kind === 'lock') return { value: this.applyLock(op.position, op.hash) };
+        if (op.kind === 'archive') return { value: this.applyArchive(ctx, op.hashes, op.now) };
         return { value: this.applyFinalize(op.items) };
       } catch (e) {
         if (e instanceof LedgerError) return { error: e };
@@ -1065,6 +1067,43 @@ export class Ledger extends LedgerReads {
     return advanced;
   }
 
+  /**
+   * The local archive sweep (reference-behavior.md 4.3, LS-04): each of these leases still accepted,
+   * unsettled and past its archive time at `now` becomes `expired`, its escrow burned and the stake
+   * forfeited, in one durable group write. No block is produced and no undo entry written: the
+   * lease's blocks are final (see applyArchive), so no rollback can reach it. Resolves with the
+   * hashes archived.
+   */
+  archiveLeases(hashes: string[], now: bigint): Promise<string[]> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'archive', hashes, now, resolve, reject }));
+  }
+
+  private applyArchive(ctx: WriteContext, hashes: string[], now: bigint): string[] {
+    const done: string[] = [];
+    for (const hash of hashes) {
+      const lease = this.leases.get(hash);
+      if (lease === undefined || !this.acceptFinal(lease)) continue;
+      const key = pendingKey(lease.provider, hash);
+      const held = this.store.accounts.get(key);
+      // Checked again here, in the write: the lease may have been settled since the sweep read it.
+      const escrow = held === undefined ? undefined : decodePending(held).amount;
+      const out = archivedLease(lease, now, this.ruleView.leasing.timing, escrow);
+      if (out === undefined) continue;
+      addSupply(ctx.counters, out.supply);
+      if (held !== undefined) this.store.accounts.removeSync(key);
+      this.leases.put(out.lease);
+      done.push(hash);
+    }
+    return done;
+  }
+
+  /** Whether a lease's accept is final: only then is archiving it beyond the reach of any rollback. */
+  private acceptFinal(lease: { provider: string; accept_hash?: string }): boolean {
+    const accept = lease.accept_hash === undefined ? undefined : this.readBlock(lease.accept_hash);
+    const provider = this.getAccount(lease.provider);
+    return accept !== undefined && provider !== undefined && accept.height <= provider.final_height;
+  }
+
   // ---- storage helpers (every key layout lives in codec.ts) ----------------------------------------
 
   /** Appends a block: its record under the next sequence number, its hash and chain entries. */
@@ -1132,6 +1171,13 @@ type WriteOp =
       position: string;
       hash: string;
       resolve: (r: unknown) => void;
+      reject: (e: Error) => void;
+    }
+  | {
+      kind: 'archive';
+      hashes: string[];
+      now: bigint;
+      resolve: (r: string[]) => void;
       reject: (e: Error) => void;
     };
 
