@@ -56,6 +56,12 @@ describe('the ledger-node command', () => {
     [['--pow-difficulty', 'xyz'], /--pow-difficulty/],
     [['--rate-limit', 'maybe'], /--rate-limit/],
     [['--data-dir'], /--data-dir needs a value/],
+    [['--genesis-set', 'bogus=1'], /--genesis-set: unknown field bogus/],
+    [
+      ['--genesis-set', 'lease_min_duration_secs=soon'],
+      /lease_min_duration_secs: "soon" is not a whole number/,
+    ],
+    [['--price-multiplier', '20000'], /--price-multiplier: "20000"/],
     [['stray'], /unexpected argument/],
   ] as const) {
     it(`refuses ${args.join(' ')} with one line and exit code 2`, async () => {
@@ -66,6 +72,49 @@ describe('the ledger-node command', () => {
       expect(r.stderr).not.toMatch(/\n\s+at /);
     });
   }
+
+  it('refuses --genesis-set values a genesis cannot take, with one line and exit code 1', async () => {
+    const r = await run([
+      '--data-dir',
+      tempDir(),
+      '--api-port',
+      '0',
+      '--no-p2p',
+      '--genesis-set',
+      'lease_force_settle_gap_ns=1000',
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toMatch(/^ledger-node: --genesis-set: .*force-settle gap must exceed twice/);
+  });
+
+  it('--genesis-set shapes a new development network whose node certifies itself', async () => {
+    const node = await spawnNode([
+      ...['--data-dir', tempDir(), '--api-port', '0', '--pow-difficulty', '2', '--no-p2p'],
+      ...['--genesis-set', 'lease_min_duration_secs=5', '--genesis-set', 'certificate_iterations=5000'],
+      ...['--price-multiplier', '1500'],
+    ]);
+    try {
+      const info = (await (await fetch(`${node.url}/node`)).json()) as {
+        lease_timing: { min_duration_secs: number };
+      };
+      expect(info.lease_timing.min_duration_secs).toBe(5);
+      const kv = (await (await fetch(`${node.url}/statechain/kv/sys.certificate_workload`)).json()) as {
+        value: string;
+      };
+      expect(JSON.parse(kv.value)).toMatchObject({ workload_version: 3, iterations: 5000 });
+      const cert = await waitFor(
+        async () => {
+          const r = await fetch(`${node.url}/certificate`);
+          return r.status === 200 ? ((await r.json()) as { price_multiplier_milli: number }) : undefined;
+        },
+        20_000,
+        'the certificate',
+      );
+      expect(cert!.price_multiplier_milli).toBe(1500);
+    } finally {
+      await node.stop();
+    }
+  });
 
   it('refuses an unusable data directory with one line and exit code 1', async () => {
     const file = join(tempDir(), 'not-a-dir');
@@ -143,8 +192,10 @@ describe('the ledger-node command', () => {
       body,
       headers: { authorization: `Bearer ${token}` },
     });
+    // Past the token check, the request itself is refused (the node offers itself as provider now
+    // that it certifies itself, but holds no XUSD to stake; with no provider it would be 'no providers').
     expect(right.status).toBe(400);
-    expect(((await right.json()) as { error: string }).error).toContain('no providers');
+    expect(((await right.json()) as { error: string }).error).toMatch(/no providers|insufficient XUSD/);
     const exited = new Promise<number | null>((r) => node.proc.once('exit', (c) => r(c)));
     node.proc.kill('SIGTERM');
     expect(await exited).toBe(0);
