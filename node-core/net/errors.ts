@@ -12,7 +12,8 @@ export type NetErrorCode =
   | 'ERR_NOT_VERIFIED' // a request from a peer that has not passed netcheck
   | 'ERR_NOT_CONNECTED' // a request to a peer this node has no verified connection to
   | 'ERR_PEER_ANSWER' // the peer answered a request with an error
-  | 'ERR_BAD_OPTION'; // a configuration value outside its range
+  | 'ERR_BAD_OPTION' // a configuration value outside its range
+  | 'ERR_REFUSED'; // a request this node does not serve (attest_timestamp on a non-timekeeper)
 
 export class NetError extends Error {
   readonly code: NetErrorCode;

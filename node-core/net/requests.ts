@@ -184,7 +184,7 @@ export class RequestService {
     peer: string,
     type: string,
     payload: unknown,
-    opts: { raw?: (path: JsonPath) => boolean; channel?: RequestChannel },
+    opts: { raw?: (path: JsonPath) => boolean; channel?: RequestChannel; timeoutMs?: number },
     connection: () => Connection | undefined,
   ): Promise<T> {
     const channel = this.channels[opts.channel ?? 'messenger'];
@@ -201,8 +201,10 @@ export class RequestService {
     const conn = connection();
     if (!conn) throw new NetError('ERR_NOT_CONNECTED', `not connected to ${peer}`);
     // One deadline for the whole exchange (opening, sending, the peer's work, the answer), so a peer
-    // that never answers cannot hold a caller, such as a sync round, for ever.
-    const signal = AbortSignal.timeout(this.deadlineMs);
+    // that never answers cannot hold a caller, such as a sync round, for ever. A caller may ask for
+    // less (an attestation is worth waiting 10 s for, not 30).
+    const deadlineMs = Math.min(opts.timeoutMs ?? this.deadlineMs, this.deadlineMs);
+    const signal = AbortSignal.timeout(deadlineMs);
     let stream: Stream | undefined;
     const cutOff = () => stream?.abort(new NetError('ERR_DEADLINE', 'messenger deadline'));
     signal.addEventListener('abort', cutOff, { once: true });
@@ -221,7 +223,7 @@ export class RequestService {
       // Whatever failed, the read above must not stay pending on a half-used stream.
       stream?.abort(err instanceof Error ? err : new Error(String(err)));
       if (signal.aborted)
-        throw new NetError('ERR_DEADLINE', `${peer} did not answer ${type} within ${this.deadlineMs} ms`, {
+        throw new NetError('ERR_DEADLINE', `${peer} did not answer ${type} within ${deadlineMs} ms`, {
           cause: err,
         });
       throw err;

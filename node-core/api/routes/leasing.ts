@@ -1,9 +1,11 @@
 import type { LedgerNode } from '../../node.ts';
+import { certificateToJson } from '../../protocol/certificate.ts';
+import { bytesToHex, hexToBytes } from '../../protocol/hex.ts';
 import { attestationPayload } from '../../protocol/payloads.ts';
-import { benchmarkEndSubject, certificateToJson } from '../../protocol/certificate.ts';
-import { bytesToHex, hexToBytes, isHex } from '../../protocol/hex.ts';
 import { signBytesNode } from '../../fastpath/ed25519.ts';
-import { LEASE_STATES, type LeaseRecord, type LeaseState, TERMINAL_STATES } from '../../leasing/records.ts';
+import { attestationSubject } from '../../leasing/attestation-subject.ts';
+import { LeasingError } from '../../leasing/errors.ts';
+import { LEASE_STATES, type LeaseRecord, type LeaseState } from '../../leasing/records.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import { errorSchema, hex64, lower, page, type Page, pageQuery } from './common.ts';
@@ -161,17 +163,7 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
       async handler(req) {
         const b = req.body as Record<string, unknown>;
         if (typeof b !== 'object' || b === null || Array.isArray(b)) throw ApiError.invalidBody();
-        const subject = b.lease_hash;
-        if (subject === undefined || subject === '') throw ApiError.badRequest('lease_hash required');
-        if (typeof subject !== 'string') throw ApiError.badRequest('lease_hash must be a string');
-        if (subject.length !== 64)
-          throw ApiError.badRequest(`invalid attestation identifier length: ${subject.length}`);
-        if (!isHex(subject, 32)) throw ApiError.badRequest('lease_hash must be 64 hex characters');
-        const id = subject.toLowerCase();
-        const lease = node.ledger.leases.get(id);
-        if (lease && TERMINAL_STATES.has(lease.state))
-          throw ApiError.badRequest(`lease ${id} is ${lease.state}: no attestation-gated transitions remain`);
-        if (!lease && !isAttestableProvider(node, id)) throw ApiError.notFound('lease not found');
+        const id = subjectOf(node, b.lease_hash);
         // Only a listed timekeeper's signature counts: any other would be a promise it cannot keep.
         if (!node.statechain.timekeepers?.keys.includes(node.nodeKey.pub_key))
           throw ApiError.unavailable('timekeeper unavailable: this node is not a listed timekeeper');
@@ -251,12 +243,13 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
   ];
 }
 
-/** A provider address in the directory, or that address as a certificate's end attestation names it. */
-function isAttestableProvider(node: LedgerNode, id: string): boolean {
-  for (const e of node.directory.list()) {
-    if (e.address === id || benchmarkEndSubject(e.address) === id) return true;
+/** The identifier a request asks to attest (leasing/attestation-subject.ts), refusals as API errors. */
+function subjectOf(node: LedgerNode, raw: unknown): string {
+  try {
+    return attestationSubject(raw, node.attestationSubjects);
+  } catch (e) {
+    if (!(e instanceof LeasingError)) throw e;
+    if (e.code === 'subject_unknown') throw ApiError.notFound(e.message);
+    throw ApiError.badRequest(e.message);
   }
-  // This node attests its own benchmark (its certificate needs a start and an end attestation).
-  const own = node.nodeKey.address;
-  return id === own || id === benchmarkEndSubject(own);
 }
