@@ -36,6 +36,11 @@ import { AttestationResponder } from './leasing/attestation-responder.ts';
 import { AttestationSlots } from './leasing/attestation-slots.ts';
 import type { SubjectView } from './leasing/attestation-subject.ts';
 import { localAttestation } from './leasing/local-attestation.ts';
+import {
+  OwnCertificate,
+  OwnCertificateError,
+  type OwnCertificateOptions,
+} from './leasing/own-certificate.ts';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming, leaseTimingFromGenesis } from './leasing/timing.ts';
 import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
@@ -43,11 +48,13 @@ import { Directory } from './net/directory.ts';
 // The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
 // good part of a second to load, which a node without peers should not pay at start-up.
 import type { ElectionPuller, ElectionPullOptions } from './net/election-pull.ts';
+import type { CertificateExchange, CertificateExchangeOptions } from './net/certificate-exchange.ts';
 import type { P2PHost, Verdict } from './net/host.ts';
 import type { MessengerLimitOptions } from './net/request-limits.ts';
 import type { SelfRegistration, SelfRegistrationOptions } from './net/self-registration.ts';
 import type { Syncer } from './net/sync.ts';
 import { StateChainError } from './statechain/statechain.ts';
+import { type PerformanceCertificate, verifyCertificateContent } from './protocol/certificate.ts';
 import type { Attestation } from './protocol/block.ts';
 import { hexToBytes } from './protocol/hex.ts';
 import { parseJson, stringifyJson } from './protocol/json.ts';
@@ -69,8 +76,18 @@ export interface NodeOptions {
   apiBind?: string;
   /** Proof-of-work difficulty of a NEW development network. */
   powDifficulty?: bigint;
-  /** Genesis overrides of a NEW development network (`--genesis-set`): the lease time windows. */
+  /**
+   * Genesis overrides of a NEW development network (`--genesis-set`): the lease time windows and
+   * the certificate workload.
+   */
   genesisSet?: DevnetOptions['genesisSet'];
+  /**
+   * The node's own performance certificate (leasing/own-certificate.ts): made at start, renewed,
+   * with this price multiplier (`--price-multiplier`). `false`: the node makes none.
+   */
+  ownCertificate?: OwnCertificateOptions | false;
+  /** Pulling and re-broadcasting certificates between peers (default every 2 and 5 minutes). */
+  certificateExchange?: CertificateExchangeOptions;
   /** Join the network defined by this genesis directory instead of a development network. */
   genesisDir?: string;
   /**
@@ -227,6 +244,9 @@ export class LedgerNode {
   attestations: AttestationGatherer | undefined;
   /** Answers peers' `attest_timestamp` as a listed timekeeper, one per peer per subject per 30 s. */
   attestationResponder: AttestationResponder | undefined;
+  /** Makes and renews this node's own certificate (undefined when disabled). */
+  ownCertificate: OwnCertificate | undefined;
+  certificateExchange: CertificateExchange | undefined;
   startedAt = 0;
   private url_ = '';
 
@@ -308,6 +328,7 @@ export class LedgerNode {
       this.directory.start();
       if (this.opts.p2p !== false) await this.startP2P();
       await this.listen();
+      this.startOwnCertificate();
     } catch (e) {
       await this.stop().catch(() => {});
       throw e;
@@ -315,6 +336,9 @@ export class LedgerNode {
   }
 
   async stop(): Promise<void> {
+    // First: a running benchmark's worker is terminated, and nothing is stored after the store closes.
+    await this.ownCertificate?.stop();
+    this.certificateExchange?.stop();
     await this.api?.close();
     this.electionPuller?.stop();
     this.selfRegistration?.stop();
@@ -501,6 +525,51 @@ export class LedgerNode {
     this.url_ = host.includes(':') ? `http://[${host}]:${actualPort}` : `http://${host}:${actualPort}`;
   }
 
+  /** Content verification of a certificate for this network: its id and the workload it pins. */
+  verifyCertificate(cert: PerformanceCertificate): void {
+    verifyCertificateContent(cert, this.statechain.networkId, {
+      workload: this.statechain.certificateWorkload,
+      verify: verifyBytesNode,
+    });
+  }
+
+  /** Starts making the own certificate once the node is up, on a timer: it never holds up the start. */
+  private startOwnCertificate(): void {
+    if (this.opts.ownCertificate === false) return;
+    const key = {
+      seed: hexToBytes(this.nodeKey.seed_hex),
+      pubKey: this.nodeKey.pub_key,
+      address: this.nodeKey.address,
+    };
+    try {
+      this.ownCertificate = new OwnCertificate(
+        {
+          key,
+          networkId: () => this.statechain.networkId,
+          workload: () => this.statechain.certificateWorkload,
+          timekeepers: () => this.statechain.timekeepers,
+          maxSkewNs: () => this.leaseTiming.max_attestation_skew_ns,
+          book: this.certificates,
+          // Its own attestation when this node is a listed timekeeper; peers' would join here.
+          attest: async (subject) =>
+            this.statechain.timekeepers?.keys.includes(key.pubKey)
+              ? [localAttestation(subject, this.now(), key)]
+              : [],
+          now: this.now,
+          sign: signBytesNode,
+          verify: verifyBytesNode,
+          onCertificate: (cert) => this.certificateExchange?.publish(cert),
+          log: this.log,
+        },
+        this.opts.ownCertificate,
+      );
+    } catch (e) {
+      if (e instanceof OwnCertificateError) throw new NodeStartError(`--price-multiplier: ${e.message}`);
+      throw e;
+    }
+    this.ownCertificate.start();
+  }
+
   /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */
   get nodeId(): string {
     return this.p2p?.peerId || this.nodeKey.pub_key;
@@ -552,13 +621,16 @@ export class LedgerNode {
         onVote: (vote) => this.consensus.onVote(vote),
         onPeer: (peer) => {
           this.syncer?.request(peer);
+          this.certificateExchange?.peerConnected(peer);
           this.selfRegistration?.peerConnected();
         },
         onRegistration: (r) => directory.offer(r),
+        onCertificate: async (cert) => (await this.certificateExchange?.offer(cert)) ?? 'ignore',
         onRequest: async (type, payload, from, channel) =>
           channel === 'sync'
             ? this.syncer?.answer(type, payload)
-            : (this.electionPuller?.answer(type, payload) ??
+            : (this.certificateExchange?.answer(type, payload) ??
+              this.electionPuller?.answer(type, payload) ??
               this.attestationResponder?.answer(type, payload, from)),
         onStateBlock: async (block) => {
           try {
@@ -620,6 +692,20 @@ export class LedgerNode {
       this.opts.selfRegistration,
     );
     this.selfRegistration.start();
+    const { CertificateExchange } = await import('./net/certificate-exchange.ts');
+    this.certificateExchange = new CertificateExchange(
+      {
+        book: this.certificates,
+        verify: (cert) => this.verifyCertificate(cert),
+        host: p2p,
+        ownAddress: this.nodeKey.address,
+        now: this.now,
+        log: this.log,
+      },
+      this.opts.certificateExchange,
+    );
+    this.certificateExchange.start();
+    for (const peer of p2p.peers()) this.certificateExchange.peerConnected(peer.id);
     this.consensus.setSink({ broadcast: (vote, weight) => void p2p.publishVote(vote, weight) });
     this.ledger.onCommitted((batch) => {
       for (const c of batch) {

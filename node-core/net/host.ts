@@ -10,7 +10,6 @@ import { createLibp2p } from 'libp2p';
 import type { Logger } from 'pino';
 import type { Block } from '../protocol/block.ts';
 import type { PerformanceCertificate } from '../protocol/certificate.ts';
-import type { MarketplaceGossip } from '../protocol/marketplace.ts';
 import type { Registration } from '../protocol/registration.ts';
 import { sha256Node } from '../fastpath/block-hash.ts';
 import type { JsonPath } from '../protocol/json.ts';
@@ -18,8 +17,6 @@ import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
 import {
   decodeBlockMessage,
-  decodeMarketplaceMessage,
-  encodeMarketplaceMessage,
   decodeCertificateMessage,
   encodeCertificateMessage,
   unknownBlockType,
@@ -65,8 +62,6 @@ export interface P2PHandlers {
   onRegistration?(registration: Registration, from: string): Verdict;
   /** A performance certificate (`xe/certificates`); ignored when absent. */
   onCertificate?(certificate: PerformanceCertificate, from: string): Promise<Verdict>;
-  /** A marketplace ad, request or offer (`xe/marketplace`), decoded; ignored when absent. */
-  onMarketplace?(msg: MarketplaceGossip, from: string): Verdict;
   /** A peer passed netcheck (a new connection to a compatible node). */
   onPeer?(peer: string): void;
   /**
@@ -332,13 +327,6 @@ export class P2PHost {
       if (!cert) return TopicValidatorResult.Reject;
       return VERDICTS[await this.handlers.onCertificate(cert, peer.toString())];
     });
-    pubsub.topicValidators.set(TOPICS.marketplace, (peer, msg) => {
-      if (!this.verified.has(peer.toString()) || !this.handlers.onMarketplace)
-        return TopicValidatorResult.Ignore;
-      const m = decodeMarketplaceMessage(msg.data);
-      if (!m) return TopicValidatorResult.Reject;
-      return VERDICTS[this.handlers.onMarketplace(m, peer.toString())];
-    });
     for (const t of Object.values(TOPICS)) pubsub.subscribe(t);
     this.redial();
     this.redialTimer = setInterval(() => this.redial(), REDIAL_MS);
@@ -472,7 +460,7 @@ export class P2PHost {
     peer: string,
     type: string,
     payload: unknown,
-    opts: { raw?: (path: JsonPath) => boolean; channel?: RequestChannel } = {},
+    opts: { raw?: (path: JsonPath) => boolean; channel?: RequestChannel; timeoutMs?: number } = {},
   ): Promise<T> {
     const node = this.node;
     if (!node || !this.verified.has(peer))
@@ -496,10 +484,6 @@ export class P2PHost {
 
   async publishCertificate(cert: PerformanceCertificate): Promise<void> {
     await this.publish(TOPICS.certificates, encodeCertificateMessage(cert));
-  }
-
-  async publishMarketplace(msg: MarketplaceGossip): Promise<void> {
-    await this.publish(TOPICS.marketplace, encodeMarketplaceMessage(msg));
   }
 
   async publishStateBlock(block: StateBlock): Promise<void> {
