@@ -30,6 +30,11 @@ import {
   writeGenesisDir,
 } from './genesis/genesis.ts';
 import { CertificateBook } from './leasing/certificate-book.ts';
+import type { ProviderCapacity } from './leasing/marketplace/capacity.ts';
+import { type LeaseRequestOptions, LeaseRequests } from './leasing/marketplace/lease-requests.ts';
+import { Marketplace, type MarketplaceOptions } from './leasing/marketplace/marketplace.ts';
+import { leaseStake } from './leasing/pricing.ts';
+import { NodeWallet } from './node-wallet.ts';
 import { ArchiveSweep } from './leasing/archive-sweep.ts';
 import { AttestationGatherer } from './leasing/attestation-gatherer.ts';
 import { AttestationResponder } from './leasing/attestation-responder.ts';
@@ -81,6 +86,10 @@ export interface NodeOptions {
    * the certificate workload.
    */
   genesisSet?: DevnetOptions['genesisSet'];
+  /** Capacity this node offers as a provider (`--provide-*`); absent: it provides nothing. */
+  provide?: ProviderCapacity;
+  /** Marketplace timings: ad interval and lifetime, the offer deadline of lease requests. */
+  marketplace?: MarketplaceOptions & LeaseRequestOptions;
   /**
    * The node's own performance certificate (leasing/own-certificate.ts): made at start, renewed,
    * with this price multiplier (`--price-multiplier`). `false`: the node makes none.
@@ -238,6 +247,11 @@ export class LedgerNode {
   leaseTiming: LeaseTiming = DEFAULT_LEASE_TIMING;
   /** Performance certificates this node knows (its own and its peers'). */
   certificates!: CertificateBook;
+  /** Provider ads, lease requests and offers on `xe/marketplace`. */
+  marketplace!: Marketplace;
+  /** The node's own account writing its own blocks (the operator's leases). */
+  nodeWallet!: NodeWallet;
+  leaseRequests!: LeaseRequests;
   /** Expires accepted leases nobody settled once their escrow is past claiming (LS-04). */
   archiveSweep: ArchiveSweep | undefined;
   /** Timekeeper attestations from this node and its peers (with peer-to-peer networking). */
@@ -326,6 +340,7 @@ export class LedgerNode {
       this.archiveSweep.start();
       this.directory = new Directory({ now: this.now, verify: verifyBytesNode });
       this.directory.start();
+      this.startMarketplace();
       if (this.opts.p2p !== false) await this.startP2P();
       await this.listen();
       this.startOwnCertificate();
@@ -343,6 +358,8 @@ export class LedgerNode {
     this.electionPuller?.stop();
     this.selfRegistration?.stop();
     this.directory?.stop();
+    this.marketplace?.stop();
+    await this.nodeWallet?.stop();
     this.syncer?.stop();
     await this.p2p?.stop();
     await this.consensus?.stop();
@@ -570,6 +587,46 @@ export class LedgerNode {
     this.ownCertificate.start();
   }
 
+  /**
+   * The marketplace (a provider when `provide` is set and its own certificate is valid), and the
+   * operator's lease requests, paid from the node's own account.
+   */
+  private startMarketplace(): void {
+    const k = this.nodeKey;
+    const seed = hexToBytes(k.seed_hex);
+    const xusd = () => this.ledger.getAccount(k.address)?.balances.XUSD ?? 0n;
+    this.marketplace = new Marketplace(
+      {
+        key: { seed, pubKey: k.pub_key, address: k.address },
+        networkId: () => this.statechain.networkId,
+        now: this.now,
+        publish: (m) => void this.p2p?.publishMarketplace(m),
+        certificates: this.certificates,
+        leasesOf: (provider) => this.ledger.leases.list({ provider }, 0, Number.MAX_SAFE_INTEGER).leases,
+        capacity: this.opts.provide,
+        canStake: (cost) => leaseStake(cost, BigInt(this.statechain.lease.stake_milli)) <= xusd(),
+        sign: signBytesNode,
+        verify: verifyBytesNode,
+      },
+      this.opts.marketplace,
+    );
+    this.marketplace.start();
+    this.nodeWallet = new NodeWallet({
+      seed,
+      address: k.address,
+      networkId: () => this.statechain.networkId,
+      difficulty: () => this.statechain.pow.block,
+      account: (a) => this.ledger.getAccount(a),
+      submit: (b) => this.ledger.submit(b, { live: true }),
+      now: this.now,
+    });
+    const market = this.marketplace;
+    this.leaseRequests = new LeaseRequests(
+      { findOffer: (want, o) => market.findOffer(want, o), wallet: this.nodeWallet },
+      this.opts.marketplace,
+    );
+  }
+
   /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */
   get nodeId(): string {
     return this.p2p?.peerId || this.nodeKey.pub_key;
@@ -623,8 +680,10 @@ export class LedgerNode {
           this.syncer?.request(peer);
           this.certificateExchange?.peerConnected(peer);
           this.selfRegistration?.peerConnected();
+          this.marketplace.peerConnected();
         },
         onRegistration: (r) => directory.offer(r),
+        onMarketplace: (m) => this.marketplace.receive(m),
         onCertificate: async (cert) => (await this.certificateExchange?.offer(cert)) ?? 'ignore',
         onRequest: async (type, payload, from, channel) =>
           channel === 'sync'

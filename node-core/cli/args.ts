@@ -3,6 +3,7 @@ import { MIN_ADMIN_TOKEN_LENGTH } from '../admin-token.ts';
 import { GENESIS_SET_FIELDS, type GenesisSet, type GenesisSetField } from '../genesis/genesis.ts';
 import { MAX_PRICE_MULTIPLIER_MILLI, MIN_PRICE_MULTIPLIER_MILLI } from '../protocol/certificate.ts';
 import { parseDifficulty } from '../protocol/pow.ts';
+import type { ProviderCapacity } from '../leasing/marketplace/capacity.ts';
 
 /**
  * Command-line flags of `ledger-node`. Parsing is strict: an unknown flag or a bad value is a
@@ -22,6 +23,8 @@ export interface CliOptions {
   apiPort: number;
   apiBind: string;
   powDifficulty?: bigint;
+  /** Capacity offered as a provider (`--provide-*`, `--max-concurrent-leases`); absent: none. */
+  provide?: ProviderCapacity;
   /** `--genesis-set NAME=VALUE` overrides of a new development network. */
   genesisSet: GenesisSet;
   /** price_multiplier_milli of the node's own certificate (the node's default when unset). */
@@ -62,6 +65,12 @@ Options:
   --api-bind ADDR         HTTP API bind address (default 127.0.0.1)
   --pow-difficulty HEX    proof-of-work difficulty of a NEW development network
                           (default fffff80000000000)
+  --provide-vcpus N, --provide-memory-mb N, --provide-disk-gb N
+                          offer this much compute as a provider on the marketplace
+                          (with a valid own certificate); none of them: not a provider
+  --max-concurrent-leases N
+                          a provider's leases at once (default 0: no cap besides the
+                          capacity)
   --genesis-set NAME=VALUE
                           a field of a NEW development network's genesis (repeatable), a
                           whole number. Lease timing: lease_min_duration_secs,
@@ -104,6 +113,13 @@ Options:
   --help                  show this help
   --version               show the version
 `;
+
+const PROVIDE_FLAGS: Record<string, keyof ProviderCapacity> = {
+  '--provide-vcpus': 'vcpus',
+  '--provide-memory-mb': 'memory_mb',
+  '--provide-disk-gb': 'disk_gb',
+  '--max-concurrent-leases': 'max_concurrent_leases',
+};
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -185,6 +201,16 @@ export function parseArgs(argv: readonly string[]): CliOptions {
             `--price-multiplier: "${v}" is not a whole number from ${MIN_PRICE_MULTIPLIER_MILLI} to ${MAX_PRICE_MULTIPLIER_MILLI} (thousandths)`,
           );
         o.priceMultiplierMilli = BigInt(v);
+        break;
+      }
+      case '--provide-vcpus':
+      case '--provide-memory-mb':
+      case '--provide-disk-gb':
+      case '--max-concurrent-leases': {
+        const v = value();
+        if (!/^(0|[1-9]\d{0,9})$/.test(v)) throw new UsageError(`${name}: "${v}" is not a whole number`);
+        o.provide ??= { vcpus: 0n, memory_mb: 0n, disk_gb: 0n, max_concurrent_leases: 0n };
+        o.provide[PROVIDE_FLAGS[name]!] = BigInt(v);
         break;
       }
       case '--genesis-dir':
@@ -283,6 +309,10 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         );
     }
   }
+  if (o.provide && o.provide.vcpus + o.provide.memory_mb + o.provide.disk_gb === 0n)
+    throw new UsageError(
+      'a provider needs --provide-vcpus, --provide-memory-mb or --provide-disk-gb above 0',
+    );
   if (o.adminToken !== undefined && o.adminTokenFile !== undefined)
     throw new UsageError('--admin-token and --admin-token-file exclude each other');
   return o;

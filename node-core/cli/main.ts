@@ -39,6 +39,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     apiPort: opts.apiPort,
     apiBind: opts.apiBind,
     powDifficulty: opts.powDifficulty,
+    provide: opts.provide,
     genesisSet: opts.genesisSet,
     ownCertificate: { priceMultiplierMilli: opts.priceMultiplierMilli },
     genesisDir: opts.genesisDir,

@@ -160,12 +160,12 @@ describe('HTTP API: browser-facing protections', () => {
       expect(r.status, authorization).toBe(401);
       expect(r.body).toEqual({ error: 'invalid or missing admin token' });
     }
-    // With the token the route itself answers (no provider can exist yet).
+    // With the token the route itself answers: the node's account holds no XUSD to pay a lease.
     const ok = await http(kit.url, 'POST', '/lease/request', request, {
       authorization: `Bearer ${t.node.adminToken}`,
     });
     expect(ok.status).toBe(400);
-    expect(ok.body).toEqual({ error: 'no providers: this node does not support leases yet' });
+    expect((ok.body as { error: string }).error).toMatch(/^insufficient XUSD balance/);
     const manifest = (await http(kit.url, 'GET', '/')).body as {
       endpoints: { method: string; path: string }[];
     };
