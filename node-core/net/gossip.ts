@@ -9,6 +9,7 @@ import { blockToJson, decodeBlock } from '../protocol/block-json.ts';
 import { bytesToHex, hexToBytes, isHex } from '../protocol/hex.ts';
 import { toBigIntField } from '../protocol/int.ts';
 import { type JsonPath, parseJson, stringifyJson } from '../protocol/json.ts';
+import { decodeMarketplaceGossip, type MarketplaceGossip } from '../protocol/marketplace.ts';
 import { decodeStateBlock, type StateBlock, stateBlockToJson } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
 
@@ -25,6 +26,8 @@ export const TOPICS = {
   directory: 'xe/directory',
   /** Raw performance-certificate JSON (reference-behavior.md 4.7, 5.3). */
   certificates: 'xe/certificates',
+  /** Marketplace ads, requests and offers (reference-behavior.md 4.9). */
+  marketplace: 'xe/marketplace',
 } as const;
 
 export const MAX_GOSSIP_BYTES = 256 * 1024;
@@ -196,6 +199,33 @@ export function decodeCertificateMessage(bytes: Uint8Array): PerformanceCertific
   if (t === undefined) return undefined;
   try {
     return certificateFromJson(parseJson(t));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A marketplace message is a few hundred bytes; anything much larger is not one. */
+export const MAX_MARKETPLACE_BYTES = 4096;
+
+export function encodeMarketplaceMessage(msg: MarketplaceGossip): Uint8Array {
+  return enc.encode(stringifyJson(msg));
+}
+
+/**
+ * `{type, ad|request|offer}` (protocol/marketplace.ts), strictly: no key besides the type and its
+ * message, none in the message besides its signed fields and signature; else undefined.
+ */
+export function decodeMarketplaceMessage(bytes: Uint8Array): MarketplaceGossip | undefined {
+  if (bytes.length > MAX_MARKETPLACE_BYTES) return undefined;
+  const t = text(bytes);
+  if (t === undefined) return undefined;
+  try {
+    const o = parseJson(t) as Record<string, unknown>;
+    if (Object.keys(o).length !== 2) return undefined;
+    const msg = decodeMarketplaceGossip(o);
+    const inner = o[msg.type] as Record<string, unknown>;
+    const decoded = (msg as Record<string, unknown>)[msg.type] as Record<string, unknown>;
+    return Object.keys(inner).length === Object.keys(decoded).length ? msg : undefined;
   } catch {
     return undefined;
   }

@@ -10,6 +10,7 @@ import { createLibp2p } from 'libp2p';
 import type { Logger } from 'pino';
 import type { Block } from '../protocol/block.ts';
 import type { PerformanceCertificate } from '../protocol/certificate.ts';
+import type { MarketplaceGossip } from '../protocol/marketplace.ts';
 import type { Registration } from '../protocol/registration.ts';
 import { sha256Node } from '../fastpath/block-hash.ts';
 import type { JsonPath } from '../protocol/json.ts';
@@ -17,6 +18,8 @@ import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
 import {
   decodeBlockMessage,
+  decodeMarketplaceMessage,
+  encodeMarketplaceMessage,
   decodeCertificateMessage,
   encodeCertificateMessage,
   unknownBlockType,
@@ -62,6 +65,8 @@ export interface P2PHandlers {
   onRegistration?(registration: Registration, from: string): Verdict;
   /** A performance certificate (`xe/certificates`); ignored when absent. */
   onCertificate?(certificate: PerformanceCertificate, from: string): Promise<Verdict>;
+  /** A marketplace ad, request or offer (`xe/marketplace`), decoded; ignored when absent. */
+  onMarketplace?(msg: MarketplaceGossip, from: string): Verdict;
   /** A peer passed netcheck (a new connection to a compatible node). */
   onPeer?(peer: string): void;
   /**
@@ -327,6 +332,13 @@ export class P2PHost {
       if (!cert) return TopicValidatorResult.Reject;
       return VERDICTS[await this.handlers.onCertificate(cert, peer.toString())];
     });
+    pubsub.topicValidators.set(TOPICS.marketplace, (peer, msg) => {
+      if (!this.verified.has(peer.toString()) || !this.handlers.onMarketplace)
+        return TopicValidatorResult.Ignore;
+      const m = decodeMarketplaceMessage(msg.data);
+      if (!m) return TopicValidatorResult.Reject;
+      return VERDICTS[this.handlers.onMarketplace(m, peer.toString())];
+    });
     for (const t of Object.values(TOPICS)) pubsub.subscribe(t);
     this.redial();
     this.redialTimer = setInterval(() => this.redial(), REDIAL_MS);
@@ -484,6 +496,10 @@ export class P2PHost {
 
   async publishCertificate(cert: PerformanceCertificate): Promise<void> {
     await this.publish(TOPICS.certificates, encodeCertificateMessage(cert));
+  }
+
+  async publishMarketplace(msg: MarketplaceGossip): Promise<void> {
+    await this.publish(TOPICS.marketplace, encodeMarketplaceMessage(msg));
   }
 
   async publishStateBlock(block: StateBlock): Promise<void> {

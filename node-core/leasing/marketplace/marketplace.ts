@@ -1,0 +1,394 @@
+import type { Logger } from 'pino';
+import type { PerformanceCertificate } from '../../protocol/certificate.ts';
+import { bytesToHex } from '../../protocol/hex.ts';
+import { signBytes, type Verifier, verifyBytes } from '../../protocol/keys.ts';
+import {
+  marketplaceDigest,
+  MarketplaceError,
+  type MarketplaceGossip,
+  type MarketplaceKind,
+  type MarketplaceMessages,
+  type MarketplaceOffer,
+  type MarketplaceRequest,
+  marketplaceRequestId,
+  type UnsignedMarketplace,
+  verifyMarketplaceMessage,
+} from '../../protocol/marketplace.ts';
+import { checkLeaseBounds, type LeaseDimensions, leaseCost } from '../pricing.ts';
+import type { LeaseRecord } from '../records.ts';
+import { AD_INTERVAL_MS, AD_TTL_NS, AdBook } from './ad-book.ts';
+import { type Availability, availability, fits, type ProviderCapacity } from './capacity.ts';
+
+/**
+ * The compute marketplace on gossip topic `xe/marketplace` (reference-behavior.md 4.9): a provider
+ * advertises its capacity and answers requests it can serve with a signed offer; a consumer
+ * publishes a request and takes the first valid offer. Every message is signed by the account it
+ * names; this component checks signatures and timestamps for the topic validator, keeps the
+ * providers' ads (ad-book.ts) and computes their availability from lease records (capacity.ts).
+ */
+
+const SECOND_NS = 1_000_000_000n;
+/** A message signed further in the future than this is refused: no honest clock is that far off. */
+export const MAX_FUTURE_NS = 120n * SECOND_NS;
+/**
+ * A request or offer older than this is refused: both live for one negotiation (OFFER_DEADLINE_MS),
+ * so an older one is a replay. Ads live for AD_TTL_NS.
+ */
+export const MESSAGE_MAX_AGE_NS = 120n * SECOND_NS;
+/** How long a consumer waits for an offer (the reference's 30 s). */
+export const OFFER_DEADLINE_MS = 30_000;
+/** Held offers are looked at again this often: a certificate they name may arrive meanwhile. */
+export const OFFER_POLL_MS = 500;
+/** Requests and offers remembered to ignore replays, at most. */
+const MAX_SEEN = 10_000;
+
+export type Verdict = 'accept' | 'reject' | 'ignore';
+
+export interface MarketplaceKey {
+  seed: Uint8Array;
+  pubKey: string;
+  address: string;
+}
+
+/** A provider as `GET /providers` shows it (the contract's Provider resource). */
+export interface ProviderView extends Availability {
+  address: string;
+  vcpus: bigint;
+  memory_mb: bigint;
+  disk_gb: bigint;
+}
+
+export interface MarketplaceDeps {
+  /** The node's key: it signs ads and offers as a provider, requests as a consumer. */
+  key: MarketplaceKey;
+  networkId: () => string;
+  now: () => bigint;
+  /** Gossips a message on `xe/marketplace` (our own messages are not delivered back to us). */
+  publish: (msg: MarketplaceGossip) => void;
+  certificates: {
+    get(hash: string): PerformanceCertificate | undefined;
+    newestValid(provider: string, now: bigint): PerformanceCertificate | undefined;
+  };
+  /** The lease records naming `provider`, any state. */
+  leasesOf: (provider: string) => Iterable<LeaseRecord>;
+  /** This node's capacity as a provider; undefined: it provides nothing. */
+  capacity?: ProviderCapacity;
+  /** Whether this node's account can stake for a lease of `cost` (default: yes). */
+  canStake?: (cost: bigint) => boolean;
+  sign?: (message: Uint8Array, seed: Uint8Array) => Uint8Array;
+  verify?: Verifier;
+  log?: Logger;
+}
+
+export interface MarketplaceOptions {
+  /** How often a provider advertises (default AD_INTERVAL_MS, 5 min). */
+  adIntervalMs?: number;
+  /** How long an ad is listed after it was signed (default AD_TTL_NS, 15 min). */
+  adTtlNs?: bigint;
+}
+
+export interface MarketplaceStats {
+  ads_published: number;
+  requests_published: number;
+  offers_published: number;
+  ads_received: number;
+  requests_received: number;
+  offers_received: number;
+}
+
+/** What a consumer wants: the dimensions and duration of the lease. */
+export type LeaseWant = LeaseDimensions;
+
+interface Negotiation {
+  request: MarketplaceRequest;
+  /** Offers heard, in arrival order, not yet found invalid. */
+  offers: MarketplaceOffer[];
+  acceptable: (offer: MarketplaceOffer) => boolean;
+  done: (offer: MarketplaceOffer | undefined) => void;
+}
+
+export class Marketplace {
+  private readonly deps: MarketplaceDeps;
+  private readonly adIntervalMs: number;
+  private readonly adTtlNs: bigint;
+  readonly ads: AdBook;
+  private readonly seen = new Map<string, bigint>();
+  private readonly negotiations = new Map<string, Negotiation>();
+  private timer: NodeJS.Timeout | undefined;
+  /** When this node last advertised (ms), or undefined: advertise as soon as it is a provider. */
+  private lastAdMs: number | undefined;
+  readonly stats: MarketplaceStats = {
+    ads_published: 0,
+    requests_published: 0,
+    offers_published: 0,
+    ads_received: 0,
+    requests_received: 0,
+    offers_received: 0,
+  };
+
+  constructor(deps: MarketplaceDeps, opts: MarketplaceOptions = {}) {
+    this.deps = deps;
+    this.adIntervalMs = opts.adIntervalMs ?? AD_INTERVAL_MS;
+    this.adTtlNs = opts.adTtlNs ?? AD_TTL_NS;
+    this.ads = new AdBook({ ttlNs: this.adTtlNs });
+  }
+
+  /**
+   * Advertises on a timer. It ticks more often than it advertises (at most every 10 s), so a node
+   * that becomes a provider (its certificate arrives) or meets a new peer advertises soon.
+   */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.tick(), Math.min(this.adIntervalMs, 10_000));
+    this.timer.unref();
+    this.tick();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    for (const n of [...this.negotiations.values()]) n.done(undefined);
+  }
+
+  /** A new peer hears nothing of this provider until the next ad: the next tick advertises. */
+  peerConnected(): void {
+    this.lastAdMs = undefined;
+  }
+
+  get address(): string {
+    return this.deps.key.address;
+  }
+
+  /** This node's certificate when it provides: capacity configured and a valid own certificate. */
+  ownCertificate(now = this.deps.now()): PerformanceCertificate | undefined {
+    return this.deps.capacity && this.deps.certificates.newestValid(this.address, now);
+  }
+
+  private tick(): void {
+    if (!this.ownCertificate()) return;
+    if (this.lastAdMs !== undefined && Date.now() - this.lastAdMs < this.adIntervalMs) return;
+    this.advertise();
+  }
+
+  /** Publishes this provider's signed ad (its whole capacity: receivers count the leases). */
+  advertise(): void {
+    const cap = this.deps.capacity;
+    if (!cap) return;
+    this.lastAdMs = Date.now();
+    const ad = this.signed('advertisement', {
+      provider: this.address,
+      provider_pub_key: this.deps.key.pubKey,
+      vcpus: cap.vcpus,
+      memory_mb: cap.memory_mb,
+      disk_gb: cap.disk_gb,
+      max_concurrent_leases: cap.max_concurrent_leases,
+      timestamp: this.deps.now(),
+    });
+    this.stats.ads_published += 1;
+    this.deps.publish({ type: 'ad', ad });
+  }
+
+  // ---- providers ---------------------------------------------------------------------------------
+
+  /** Providers with an unexpired ad, and this node when it provides, by address. */
+  providers(): ProviderView[] {
+    const now = this.deps.now();
+    const out = this.ads
+      .live(now)
+      .filter((ad) => ad.provider !== this.address)
+      .map((ad) => this.view(ad.provider, ad));
+    const own = this.deps.capacity;
+    if (own && this.ownCertificate(now)) out.push(this.view(this.address, own));
+    return out.sort((a, b) => (a.address < b.address ? -1 : 1));
+  }
+
+  private view(address: string, cap: ProviderCapacity): ProviderView {
+    return {
+      address,
+      vcpus: cap.vcpus,
+      memory_mb: cap.memory_mb,
+      disk_gb: cap.disk_gb,
+      ...availability(cap, this.deps.leasesOf(address)),
+    };
+  }
+
+  // ---- gossip ------------------------------------------------------------------------------------
+
+  /**
+   * The topic validator's judgement of a decoded message: a bad signature, a key that does not
+   * derive the account, or a timestamp outside the window is 'reject' (the peer relayed garbage);
+   * a replay or an ad older than the one held is 'ignore'.
+   */
+  receive(msg: MarketplaceGossip): Verdict {
+    const now = this.deps.now();
+    if (msg.type === 'ad') {
+      if (!this.valid('advertisement', msg.ad, now, this.adTtlNs)) return 'reject';
+      if (msg.ad.provider === this.address) return 'ignore';
+      if (this.ads.offer(msg.ad, now) !== 'stored') return 'ignore';
+      this.stats.ads_received += 1;
+      return 'accept';
+    }
+    if (msg.type === 'request') {
+      const r = msg.request;
+      if (!this.valid('request', r, now, MESSAGE_MAX_AGE_NS)) return 'reject';
+      if (r.consumer === this.address || !this.firstSight(`r/${r.request_id}`, now)) return 'ignore';
+      this.stats.requests_received += 1;
+      // Answered after the verdict: the validator must not wait for signing and publishing.
+      queueMicrotask(() => this.answer(r));
+      return 'accept';
+    }
+    const o = msg.offer;
+    if (!this.valid('offer', o, now, MESSAGE_MAX_AGE_NS)) return 'reject';
+    if (o.provider === this.address || !this.firstSight(`o/${o.request_id}/${o.provider}`, now))
+      return 'ignore';
+    this.stats.offers_received += 1;
+    const n = this.negotiations.get(o.request_id);
+    if (n) {
+      n.offers.push(o);
+      this.judge(n);
+    }
+    return 'accept';
+  }
+
+  private valid<K extends MarketplaceKind>(
+    kind: K,
+    msg: MarketplaceMessages[K],
+    now: bigint,
+    maxAgeNs: bigint,
+  ): boolean {
+    const ts = msg.timestamp;
+    if (ts > now + MAX_FUTURE_NS || ts < now - maxAgeNs) return false;
+    try {
+      verifyMarketplaceMessage(kind, msg, this.deps.networkId(), this.deps.verify ?? verifyBytes);
+      return true;
+    } catch (e) {
+      if (e instanceof MarketplaceError) return false;
+      throw e;
+    }
+  }
+
+  /** Remembers a request or offer key; false when it was seen already (a replay). */
+  private firstSight(key: string, now: bigint): boolean {
+    if (this.seen.has(key)) return false;
+    if (this.seen.size >= MAX_SEEN) {
+      for (const [k, at] of this.seen) if (at < now - MESSAGE_MAX_AGE_NS) this.seen.delete(k);
+      // Still full of fresh keys (a flood): the oldest go first.
+      for (const k of this.seen.keys()) {
+        if (this.seen.size < MAX_SEEN) break;
+        this.seen.delete(k);
+      }
+    }
+    this.seen.set(key, now);
+    return true;
+  }
+
+  /**
+   * A provider's answer to a request it can serve: capacity left for it (leases not yet terminal
+   * count), a valid certificate, stake; the cost at that certificate's multiplier.
+   */
+  private answer(r: MarketplaceRequest): void {
+    const now = this.deps.now();
+    const cap = this.deps.capacity;
+    const cert = this.ownCertificate(now);
+    if (!cap || !cert) return;
+    const want = { vcpus: r.vcpus, memory_mb: r.memory_mb, disk_gb: r.disk_gb, duration: r.duration };
+    let cost: bigint;
+    try {
+      checkLeaseBounds(want);
+      cost = leaseCost(want, cert.price_multiplier_milli);
+    } catch {
+      return; // a lease the ledger would refuse: no offer
+    }
+    if (!fits(cap, availability(cap, this.deps.leasesOf(this.address)), want)) return;
+    if (this.deps.canStake && !this.deps.canStake(cost)) return;
+    const offer = this.signed('offer', {
+      provider: this.address,
+      provider_pub_key: this.deps.key.pubKey,
+      request_id: r.request_id,
+      ...want,
+      total_cost: cost,
+      certificate_hash: cert.hash,
+      timestamp: now,
+    });
+    this.stats.offers_published += 1;
+    this.deps.publish({ type: 'offer', offer });
+  }
+
+  // ---- consumer ----------------------------------------------------------------------------------
+
+  /**
+   * Publishes a request for `want` and resolves with the first valid offer that `acceptable` takes
+   * (the consumer's balance check), or undefined when none came within `deadlineMs`. Valid: the
+   * terms asked for, a certificate of that provider this node knows and that has not expired, and
+   * the exact cost at its multiplier (what the ledger will check of the lease block). An offer
+   * naming a certificate not known yet is held and looked at again every OFFER_POLL_MS.
+   */
+  findOffer(
+    want: LeaseWant,
+    opts: { deadlineMs?: number; acceptable?: (offer: MarketplaceOffer) => boolean } = {},
+  ): Promise<MarketplaceOffer | undefined> {
+    const now = this.deps.now();
+    const request = this.signed('request', {
+      consumer: this.address,
+      consumer_pub_key: this.deps.key.pubKey,
+      request_id: marketplaceRequestId(this.address, now),
+      ...want,
+      timestamp: now,
+    });
+    return new Promise((resolve) => {
+      const poll = setInterval(() => this.judge(n), OFFER_POLL_MS);
+      const deadline = setTimeout(() => n.done(undefined), opts.deadlineMs ?? OFFER_DEADLINE_MS);
+      const n: Negotiation = {
+        request,
+        offers: [],
+        acceptable: opts.acceptable ?? (() => true),
+        done: (offer) => {
+          clearInterval(poll);
+          clearTimeout(deadline);
+          this.negotiations.delete(request.request_id);
+          resolve(offer);
+        },
+      };
+      this.negotiations.set(request.request_id, n);
+      this.stats.requests_published += 1;
+      this.deps.publish({ type: 'request', request });
+    });
+  }
+
+  /** Takes the first held offer that is valid and acceptable; drops the ones that can never be. */
+  private judge(n: Negotiation): void {
+    const now = this.deps.now();
+    for (const offer of [...n.offers]) {
+      const verdict = this.offerValidity(n.request, offer, now);
+      if (verdict === 'wait') continue;
+      n.offers.splice(n.offers.indexOf(offer), 1);
+      if (verdict === 'valid' && n.acceptable(offer)) {
+        n.done(offer);
+        return;
+      }
+    }
+  }
+
+  private offerValidity(
+    r: MarketplaceRequest,
+    o: MarketplaceOffer,
+    now: bigint,
+  ): 'valid' | 'invalid' | 'wait' {
+    if (o.vcpus !== r.vcpus || o.memory_mb !== r.memory_mb || o.disk_gb !== r.disk_gb) return 'invalid';
+    if (o.duration !== r.duration) return 'invalid';
+    const cert = this.deps.certificates.get(o.certificate_hash);
+    if (!cert) return 'wait';
+    if (cert.provider !== o.provider || cert.expires_at < now) return 'invalid';
+    try {
+      return leaseCost(o, cert.price_multiplier_milli) === o.total_cost ? 'valid' : 'invalid';
+    } catch {
+      return 'invalid';
+    }
+  }
+
+  private signed<K extends MarketplaceKind>(kind: K, msg: UnsignedMarketplace<K>): MarketplaceMessages[K] {
+    const digest = marketplaceDigest(kind, msg, this.deps.networkId());
+    const signature = bytesToHex((this.deps.sign ?? signBytes)(digest, this.deps.key.seed));
+    return { ...msg, signature } as MarketplaceMessages[K];
+  }
+}
