@@ -1,10 +1,9 @@
 import type { LedgerNode } from '../../node.ts';
 import { certificateToJson } from '../../protocol/certificate.ts';
-import { bytesToHex, hexToBytes } from '../../protocol/hex.ts';
-import { attestationPayload } from '../../protocol/payloads.ts';
-import { signBytesNode } from '../../fastpath/ed25519.ts';
+import { hexToBytes } from '../../protocol/hex.ts';
 import { attestationSubject } from '../../leasing/attestation-subject.ts';
 import { LeasingError } from '../../leasing/errors.ts';
+import { localAttestation } from '../../leasing/local-attestation.ts';
 import { LEASE_STATES, type LeaseRecord, type LeaseState } from '../../leasing/records.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
@@ -167,9 +166,10 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
         // Only a listed timekeeper's signature counts: any other would be a promise it cannot keep.
         if (!node.statechain.timekeepers?.keys.includes(node.nodeKey.pub_key))
           throw ApiError.unavailable('timekeeper unavailable: this node is not a listed timekeeper');
-        const timestamp = node.now();
-        const sig = signBytesNode(attestationPayload(id, timestamp), hexToBytes(node.nodeKey.seed_hex));
-        return { public_key: node.nodeKey.pub_key, timestamp, signature: bytesToHex(sig) };
+        return localAttestation(id, node.now(), {
+          seed: hexToBytes(node.nodeKey.seed_hex),
+          pubKey: node.nodeKey.pub_key,
+        });
       },
     }),
     defineRoute({
