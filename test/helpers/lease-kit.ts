@@ -18,6 +18,21 @@ import { seedOf, type TestNode } from './node.ts';
 
 export const MINUTE_NS = 60_000_000_000n;
 
+/**
+ * Lease windows short enough for tests (genesisSet of a test node): settle grace 1 min, force-settle
+ * gap 21 min (more than twice the default 10 min attestation skew), escrow expiry 30 min.
+ */
+export const SHORT_WINDOWS = {
+  lease_settle_grace_ns: MINUTE_NS,
+  lease_force_settle_gap_ns: 21n * MINUTE_NS,
+  lease_escrow_expiry_ns: 30n * MINUTE_NS,
+};
+
+/** The cost of SMALL at x1000 (reference-behavior.md 4.5): 31,000/h for one started minute. */
+export const SMALL_COST = 517n;
+/** Its emission at R = 2000 (the devnet's epoch.0). */
+export const SMALL_EMISSION = 1034n;
+
 /** A certificate for `provider`, valid from `issuedAt` for 7 days, stored in the node's book. */
 export async function certify(
   t: TestNode,
@@ -105,6 +120,36 @@ export function acceptBlock(
     locked_payout_cap: 0n,
     locked_twap_milli: 0n,
     ...over,
+  });
+}
+
+/** The provider's settle of `lease`, attested at `at`, paying `amount` XE. */
+export function settleBlock(
+  t: TestNode,
+  provider: Account,
+  lease: Block,
+  at: bigint,
+  amount = SMALL_EMISSION,
+  over: Partial<Block> = {},
+): Block {
+  return provider.build({
+    type: 'lease_settle',
+    asset: 'XE',
+    source: lease.hash!,
+    amount,
+    balance: provider.bal('XE') + amount,
+    attestations: [attest(t, lease.hash!, at)],
+    ...over,
+  });
+}
+
+/** The consumer's cancel of `lease`, refunding `cost`. */
+export function cancelBlock(consumer: Account, lease: Block, cost = SMALL_COST): Block {
+  return consumer.build({
+    type: 'lease_cancel',
+    asset: 'XUSD',
+    source: lease.hash!,
+    balance: consumer.bal('XUSD') + cost,
   });
 }
 

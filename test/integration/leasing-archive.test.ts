@@ -1,7 +1,16 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
-import { acceptBlock, attest, certify, fundedAccount, leaseBlock, MINUTE_NS } from '../helpers/lease-kit.ts';
+import {
+  acceptBlock,
+  attest,
+  certify,
+  fundedAccount,
+  leaseBlock,
+  MINUTE_NS,
+  SHORT_WINDOWS,
+  SMALL_COST,
+} from '../helpers/lease-kit.ts';
 import {
   Account,
   expectRejected,
@@ -11,6 +20,7 @@ import {
   kitOf,
   waitFinal,
   XE,
+  nowNs,
 } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
@@ -22,22 +32,15 @@ import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.t
  *
  * Short windows: grace 1 min, force-settle gap 21 min, escrow expiry 30 min, archive gap 10 min.
  */
-const TIMING = {
-  lease_settle_grace_ns: MINUTE_NS,
-  lease_force_settle_gap_ns: 21n * MINUTE_NS,
-  lease_escrow_expiry_ns: 30n * MINUTE_NS,
-  lease_archive_gap_ns: 10n * MINUTE_NS,
-};
-const COST = 517n;
-const realNs = () => BigInt(Date.now()) * 1_000_000n;
 type Json = Record<string, JsonValue>;
+const WINDOWS = { ...SHORT_WINDOWS, lease_archive_gap_ns: 10n * MINUTE_NS };
 
 describe('archive sweep', () => {
   let t: TestNode;
   let kit: Kit;
   const clock = { offset: 0n };
   const start = (again?: { dataDir: string; apiPort: number }) =>
-    startTestNode({ ...again, genesisSet: TIMING, now: () => realNs() + clock.offset });
+    startTestNode({ ...again, genesisSet: WINDOWS, now: () => nowNs() + clock.offset });
   const lease = async (hash: string) => (await http(kit.url, 'GET', `/leases/${hash}`)).body as Json;
   const pending = async (address: string) =>
     ((await http(kit.url, 'GET', `/pending/${address}`)).body as { hash: string }[]).map((e) => e.hash);
@@ -61,7 +64,7 @@ describe('archive sweep', () => {
     const cert = await certify(t, kit, p);
     const accepted = await c.commit(leaseBlock(c, p, cert));
     const created = await c.commit(leaseBlock(c, p, cert));
-    const begun = realNs() - 5n * MINUTE_NS;
+    const begun = nowNs() - 5n * MINUTE_NS;
     await p.commit(acceptBlock(t, p, accepted, begun));
     await waitFinal(kit, p.address);
     const supply0 = await freshSupply(kit);
@@ -69,29 +72,29 @@ describe('archive sweep', () => {
 
     // Short of expiry + escrow expiry + archive gap (by a second: the clock runs on): nothing happens.
     const archiveAt = begun + MINUTE_NS + 40n * MINUTE_NS;
-    clock.offset = archiveAt - 1_000_000_000n - realNs();
+    clock.offset = archiveAt - 1_000_000_000n - nowNs();
     expect(await t.node.archiveSweep!.sweep()).toEqual([]);
     expect((await lease(accepted.hash!)).state).toBe('accepted');
 
     // Past it: the node's own 10 s sweep archives the lease.
-    clock.offset = archiveAt + MINUTE_NS - realNs();
+    clock.offset = archiveAt + MINUTE_NS - nowNs();
     await waitFor(async () => (await lease(accepted.hash!)).state === 'expired', 15_000, 'the sweep');
     expect(await lease(accepted.hash!)).toMatchObject({ state: 'expired', settled: true });
     expect((await lease(created.hash!)).state).toBe('created'); // never accepted: not the sweep's
     expect(await pending(p.address)).toEqual([created.hash]);
     const supply1 = await freshSupply(kit);
     expect(supply1.conserved).toBe(true);
-    expect(term(supply1, 'escrow_burned') - term(supply0, 'escrow_burned')).toBe(COST);
+    expect(term(supply1, 'escrow_burned') - term(supply0, 'escrow_burned')).toBe(SMALL_COST);
     expect(supply1.blocks).toBe(blocks0); // no block
     // Settled: no lease block can follow (LS-13).
-    const at = realNs() + clock.offset;
+    const at = nowNs() + clock.offset;
     await expectRejected(
       kit,
       c.build({
         type: 'lease_force_settle',
         asset: 'XUSD',
         source: accepted.hash!,
-        balance: c.bal('XUSD') + COST,
+        balance: c.bal('XUSD') + SMALL_COST,
         attestations: [attest(t, accepted.hash!, at)],
         timestamp: at,
       }),

@@ -2,8 +2,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Block } from '../../node-core/protocol/block.ts';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
-import { acceptBlock, attest, certify, leaseBlock, MINUTE_NS } from '../helpers/lease-kit.ts';
-import { Account, freshSupply, http, type Kit, kitOf, submit, XE } from '../helpers/ledger-kit.ts';
+import {
+  acceptBlock,
+  certify,
+  leaseBlock,
+  MINUTE_NS,
+  settleBlock,
+  SHORT_WINDOWS,
+  SMALL_COST,
+  SMALL_EMISSION,
+} from '../helpers/lease-kit.ts';
+import { Account, freshSupply, http, type Kit, kitOf, submit, XE, nowNs } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 import { listenAddr, P2P, peerCount } from '../helpers/p2p.ts';
 
@@ -12,14 +21,6 @@ import { listenAddr, P2P, peerCount } from '../helpers/p2p.ts';
  * accept to another, the settle to the third, one node restarts in the middle, and at every step
  * all three agree on the lease record, the balances, the block's finality and the supply.
  */
-const TIMING = {
-  lease_settle_grace_ns: MINUTE_NS,
-  lease_force_settle_gap_ns: 21n * MINUTE_NS,
-  lease_escrow_expiry_ns: 30n * MINUTE_NS,
-};
-const realNs = () => BigInt(Date.now()) * 1_000_000n;
-const COST = 517n;
-const EMISSION = 1034n;
 
 describe('leasing on three nodes', () => {
   let nodes: TestNode[];
@@ -29,7 +30,7 @@ describe('leasing on three nodes', () => {
     startTestNode({ ...P2P, genesisDir, dial, ...opts });
 
   beforeAll(async () => {
-    const a = await startTestNode({ ...P2P, genesisSet: TIMING });
+    const a = await startTestNode({ ...P2P, genesisSet: SHORT_WINDOWS });
     const genesisDir = join(a.dataDir, 'genesis');
     const dial = [await listenAddr(a)];
     nodes = [a, await startJoined(genesisDir, dial), await startJoined(genesisDir, dial)];
@@ -99,11 +100,11 @@ describe('leasing on three nodes', () => {
 
     const l = leaseBlock(c, p, cert);
     await send(ka, c, l);
-    expect(await agreed(`/leases/${l.hash}`)).toMatchObject({ state: 'created', cost: String(COST) });
+    expect(await agreed(`/leases/${l.hash}`)).toMatchObject({ state: 'created', cost: String(SMALL_COST) });
     await agreed(`/pending/${p.address}`, (b) => (b as unknown[]).length === 1);
     await supplyEverywhere();
 
-    const start = realNs() - 5n * MINUTE_NS;
+    const start = nowNs() - 5n * MINUTE_NS;
     await send(kb, p, acceptBlock(a, p, l, start));
     expect(await agreed(`/leases/${l.hash}`)).toMatchObject({ state: 'accepted', start_time: start });
 
@@ -127,23 +128,12 @@ describe('leasing on three nodes', () => {
     expect(await agreed(`/leases/${l.hash}`)).toMatchObject({ state: 'accepted' });
 
     const expiry = start + MINUTE_NS;
-    await send(
-      kc,
-      p,
-      p.build({
-        type: 'lease_settle',
-        asset: 'XE',
-        source: l.hash!,
-        amount: EMISSION,
-        balance: p.bal('XE') + EMISSION,
-        attestations: [attest(a, l.hash!, expiry + 1n)],
-      }),
-    );
+    await send(kc, p, settleBlock(a, p, l, expiry + 1n));
     expect(await agreed(`/leases/${l.hash}`)).toMatchObject({ state: 'settled', settled: true });
-    expect(await agreed(`/accounts/${p.address}/balance`)).toEqual({ XE: String(XE + EMISSION) });
+    expect(await agreed(`/accounts/${p.address}/balance`)).toEqual({ XE: String(XE + SMALL_EMISSION) });
     expect(await agreed(`/accounts/${c.address}/balance`)).toEqual({
       XE: String(XE),
-      XUSD: String(10n * XE - COST),
+      XUSD: String(10n * XE - SMALL_COST),
     });
     await agreed(`/pending/${p.address}`, (b) => (b as unknown[]).length === 0);
     await supplyEverywhere();

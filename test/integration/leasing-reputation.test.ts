@@ -3,8 +3,19 @@ import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import type { Block } from '../../node-core/protocol/block.ts';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
 import { restoreFinality, stallFinality } from '../helpers/finality.ts';
-import { acceptBlock, attest, certify, fundedAccount, leaseBlock, MINUTE_NS } from '../helpers/lease-kit.ts';
-import { Account, http, type Kit, kitOf, sealed, waitFinal, XE } from '../helpers/ledger-kit.ts';
+import {
+  acceptBlock,
+  attest,
+  cancelBlock,
+  certify,
+  fundedAccount,
+  leaseBlock,
+  MINUTE_NS,
+  settleBlock,
+  SHORT_WINDOWS,
+  SMALL_COST,
+} from '../helpers/lease-kit.ts';
+import { Account, http, type Kit, kitOf, sealed, waitFinal, XE, nowNs } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
 /**
@@ -12,14 +23,6 @@ import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.t
  * force-settle and cancel each move their counters for the provider and the consumer, the hours are
  * hours, and a rollback that undoes the blocks takes their reputation with them.
  */
-const TIMING = {
-  lease_settle_grace_ns: MINUTE_NS,
-  lease_force_settle_gap_ns: 21n * MINUTE_NS,
-  lease_escrow_expiry_ns: 30n * MINUTE_NS,
-};
-const COST = 517n;
-const EMISSION = 1034n;
-const realNs = () => BigInt(Date.now()) * 1_000_000n;
 type Json = Record<string, JsonValue>;
 
 const ZERO = {
@@ -46,17 +49,8 @@ describe('reputation', () => {
     expect(r.status, r.text).toBe(200);
     return r.body as Json;
   };
-  const settle = (p: Account, l: Block, at: bigint) =>
-    p.build({
-      type: 'lease_settle',
-      asset: 'XE',
-      source: l.hash!,
-      amount: EMISSION,
-      balance: p.bal('XE') + EMISSION,
-      attestations: [attest(t, l.hash!, at)],
-    });
-  const cancel = (c: Account, l: Block) =>
-    c.build({ type: 'lease_cancel', asset: 'XUSD', source: l.hash!, balance: c.bal('XUSD') + COST });
+  const settle = (p: Account, l: Block, at: bigint) => settleBlock(t, p, l, at);
+  const cancel = (c: Account, l: Block) => cancelBlock(c, l);
   async function provider(): Promise<[Account, Awaited<ReturnType<typeof certify>>]> {
     const p = new Account(kit);
     await p.claim(XE);
@@ -65,8 +59,8 @@ describe('reputation', () => {
 
   beforeAll(async () => {
     t = await startTestNode({
-      genesisSet: TIMING,
-      now: () => realNs() + clock.offset,
+      genesisSet: SHORT_WINDOWS,
+      now: () => nowNs() + clock.offset,
       consensusTiming: { stabilityMs: 50 },
     });
     kit = await kitOf(t);
@@ -85,7 +79,7 @@ describe('reputation', () => {
 
     const l1 = await c.commit(leaseBlock(c, p, cert)); // a lease alone is no activity
     expect((await reputation(p.address)).status).toBe(404);
-    const start = realNs() - 5n * MINUTE_NS;
+    const start = nowNs() - 5n * MINUTE_NS;
     await p.commit(acceptBlock(t, p, l1, start));
     expect(await counters(p.address)).toEqual({
       ...ZERO,
@@ -127,14 +121,14 @@ describe('reputation', () => {
     const l3 = await c.commit(leaseBlock(c, p, cert));
     await p.commit(acceptBlock(t, p, l3, start));
     const at = start + MINUTE_NS + 22n * MINUTE_NS;
-    clock.offset = at - realNs();
+    clock.offset = at - nowNs();
     try {
       await c.commit(
         c.build({
           type: 'lease_force_settle',
           asset: 'XUSD',
           source: l3.hash!,
-          balance: c.bal('XUSD') + COST,
+          balance: c.bal('XUSD') + SMALL_COST,
           attestations: [attest(t, l3.hash!, at)],
           timestamp: at,
         }),
@@ -180,7 +174,7 @@ describe('reputation', () => {
 
     const recv = await c.receive(toC);
     const l1 = await c.commit(leaseBlock(c, p, cert));
-    const accept = await p.commit(acceptBlock(t, p, l1, realNs()));
+    const accept = await p.commit(acceptBlock(t, p, l1, nowNs()));
     expect(await counters(p.address)).toMatchObject({ leases_accepted_as_provider: 1 });
     await c.commit(cancel(c, l1)); // wins over the unfinalized accept, which is undone
     expect(await counters(p.address)).toMatchObject({ leases_accepted_as_provider: 0 });
@@ -191,7 +185,7 @@ describe('reputation', () => {
     p.frontier = accept.previous;
 
     const l2 = await c.commit(leaseBlock(c, p, cert));
-    const start = realNs() - 5n * MINUTE_NS;
+    const start = nowNs() - 5n * MINUTE_NS;
     await p.commit(acceptBlock(t, p, l2, start));
     await p.commit(settle(p, l2, start + MINUTE_NS));
     expect(await counters(p.address)).toMatchObject({

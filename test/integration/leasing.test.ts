@@ -4,7 +4,17 @@ import type { Block } from '../../node-core/protocol/block.ts';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
 import { restoreFinality, stallFinality } from '../helpers/finality.ts';
-import { acceptBlock, attest, certify, leaseBlock, MINUTE_NS, SMALL } from '../helpers/lease-kit.ts';
+import {
+  acceptBlock,
+  attest,
+  certify,
+  leaseBlock,
+  MINUTE_NS,
+  SHORT_WINDOWS,
+  SMALL,
+  SMALL_COST,
+  SMALL_EMISSION,
+} from '../helpers/lease-kit.ts';
 import {
   Account,
   expectRejected,
@@ -16,6 +26,7 @@ import {
   snapshot,
   waitFinal,
   XE,
+  nowNs,
 } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
@@ -28,15 +39,6 @@ import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.t
  * The network pins short windows: settle grace 1 min, force-settle gap 21 min (> 2 x 10 min skew),
  * escrow expiry 30 min. Attestations come from the devnet timekeeper (the node's own key).
  */
-const TIMING = {
-  lease_settle_grace_ns: MINUTE_NS,
-  lease_force_settle_gap_ns: 21n * MINUTE_NS,
-  lease_escrow_expiry_ns: 30n * MINUTE_NS,
-};
-const realNs = () => BigInt(Date.now()) * 1_000_000n;
-/** The cost of SMALL at x1000 (reference-behavior.md 4.5): 31,000/h for 1 min → 517 micro-XUSD. */
-const COST = 517n;
-const EMISSION = 1034n;
 
 type Lease = Record<string, JsonValue>;
 
@@ -68,7 +70,7 @@ describe('leasing in the ledger', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestNode({ genesisSet: TIMING, now: () => realNs() + clock.offset });
+    t = await startTestNode({ genesisSet: SHORT_WINDOWS, now: () => nowNs() + clock.offset });
     kit = await kitOf(t);
     treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
     await treasury.sync();
@@ -99,7 +101,7 @@ describe('leasing in the ledger', () => {
     const supply0 = await freshSupply(kit);
 
     const l = await c.commit(leaseBlock(c, p, cert));
-    expect(l.amount).toBe(COST);
+    expect(l.amount).toBe(SMALL_COST);
     expect(await lease(l.hash!)).toMatchObject({
       lease_hash: l.hash,
       state: 'created',
@@ -109,7 +111,7 @@ describe('leasing in the ledger', () => {
       memory_mb: 1024,
       disk_gb: 1,
       duration: 60,
-      cost: String(COST),
+      cost: String(SMALL_COST),
       stake: '0',
       start_time: 0,
       certificate_hash: cert.hash,
@@ -121,13 +123,19 @@ describe('leasing in the ledger', () => {
       hash: string;
       amount: string;
     }[];
-    expect(pending).toEqual([expect.objectContaining({ hash: l.hash, amount: String(COST), asset: 'XUSD' })]);
-    await expectRejected(kit, p.build({ type: 'receive', asset: 'XUSD', source: l.hash!, balance: COST }), {
-      status: 400,
-      reason: 'cannot receive a live lease escrow',
-    });
+    expect(pending).toEqual([
+      expect.objectContaining({ hash: l.hash, amount: String(SMALL_COST), asset: 'XUSD' }),
+    ]);
+    await expectRejected(
+      kit,
+      p.build({ type: 'receive', asset: 'XUSD', source: l.hash!, balance: SMALL_COST }),
+      {
+        status: 400,
+        reason: 'cannot receive a live lease escrow',
+      },
+    );
 
-    const start = realNs() - 5n * MINUTE_NS;
+    const start = nowNs() - 5n * MINUTE_NS;
     await p.commit(acceptBlock(t, p, l, start));
     expect(await lease(l.hash!)).toMatchObject({
       state: 'accepted',
@@ -142,8 +150,8 @@ describe('leasing in the ledger', () => {
     t = await startTestNode({
       dataDir: t.dataDir,
       apiPort: Number(new URL(kit.url).port),
-      genesisSet: TIMING,
-      now: () => realNs() + clock.offset,
+      genesisSet: SHORT_WINDOWS,
+      now: () => nowNs() + clock.offset,
     });
     await waitFor(() =>
       http(kit.url, 'GET', '/health').then(
@@ -158,8 +166,8 @@ describe('leasing in the ledger', () => {
         type: 'lease_settle',
         asset: 'XE',
         source: l.hash!,
-        amount: EMISSION,
-        balance: p.bal('XE') + EMISSION,
+        amount: SMALL_EMISSION,
+        balance: p.bal('XE') + SMALL_EMISSION,
         attestations: [attest(t, l.hash!, at)],
         ...over,
       });
@@ -171,20 +179,20 @@ describe('leasing in the ledger', () => {
     });
     await expectRejected(
       kit,
-      settle(expiry, { amount: EMISSION + 1n, balance: p.bal('XE') + EMISSION + 1n }),
+      settle(expiry, { amount: SMALL_EMISSION + 1n, balance: p.bal('XE') + SMALL_EMISSION + 1n }),
       {
         status: 400,
-        reason: `amount must be the emission ${EMISSION}, not ${EMISSION + 1n}`,
+        reason: `amount must be the emission ${SMALL_EMISSION}, not ${SMALL_EMISSION + 1n}`,
       },
     );
     await p.commit(settle(expiry + MINUTE_NS)); // the window is closed at both ends
     expect(await lease(l.hash!)).toMatchObject({ state: 'settled', settled: true });
     expect((await http(kit.url, 'GET', `/accounts/${p.address}/balance`)).body).toEqual({
-      XE: String(XE + EMISSION),
+      XE: String(XE + SMALL_EMISSION),
     });
     expect((await http(kit.url, 'GET', `/accounts/${c.address}/balance`)).body).toEqual({
       XE: String(XE),
-      XUSD: String(10n * XE - COST),
+      XUSD: String(10n * XE - SMALL_COST),
     });
     expect((await http(kit.url, 'GET', `/pending/${p.address}`)).body).toEqual([]);
     await expectRejected(kit, settle(expiry + MINUTE_NS), { status: 400, reason: 'lease already settled' });
@@ -192,8 +200,8 @@ describe('leasing in the ledger', () => {
     const supply1 = await freshSupply(kit);
     const term = (s: Record<string, JsonValue>, asset: string, k: string) =>
       BigInt((s.assets as Record<string, Record<string, string>>)[asset]![k]!);
-    expect(term(supply1, 'XE', 'emitted') - term(supply0, 'XE', 'emitted')).toBe(EMISSION);
-    expect(term(supply1, 'XUSD', 'escrow_burned') - term(supply0, 'XUSD', 'escrow_burned')).toBe(COST);
+    expect(term(supply1, 'XE', 'emitted') - term(supply0, 'XE', 'emitted')).toBe(SMALL_EMISSION);
+    expect(term(supply1, 'XUSD', 'escrow_burned') - term(supply0, 'XUSD', 'escrow_burned')).toBe(SMALL_COST);
     expect(supply1.conserved).toBe(true);
     const listed = (await http(kit.url, 'GET', `/leases?provider=${p.address}&state=settled`))
       .body as Lease[];
@@ -207,16 +215,16 @@ describe('leasing in the ledger', () => {
     const cert = await certify(t, kit, p);
     const foreign = await certify(t, kit, other);
     const expired = await certify(t, kit, p, {
-      issuedAt: realNs() - 2n * 24n * 60n * MINUTE_NS,
-      expiresAt: realNs() - MINUTE_NS,
+      issuedAt: nowNs() - 2n * 24n * 60n * MINUTE_NS,
+      expiresAt: nowNs() - MINUTE_NS,
     });
     const reject = (b: Block, status: 400 | 503, reason: string | RegExp) =>
       expectRejected(kit, b, { status, reason });
 
     await reject(
-      leaseBlock(c, p, cert, SMALL, { amount: COST + 1n, balance: c.bal('XUSD') - COST - 1n }),
+      leaseBlock(c, p, cert, SMALL, { amount: SMALL_COST + 1n, balance: c.bal('XUSD') - SMALL_COST - 1n }),
       400,
-      `amount must be the lease cost ${COST}, not ${COST + 1n}`,
+      `amount must be the lease cost ${SMALL_COST}, not ${SMALL_COST + 1n}`,
     );
     await reject(leaseBlock(c, c, cert), 400, 'cannot lease to self');
     await reject(
@@ -233,17 +241,17 @@ describe('leasing in the ledger', () => {
     );
     await reject(leaseBlock(c, p, cert, { ...SMALL, duration: 59n }), 400, /duration/);
     await reject(
-      leaseBlock(c, p, cert, SMALL, { asset: 'XE', balance: c.bal('XE') - COST }),
+      leaseBlock(c, p, cert, SMALL, { asset: 'XE', balance: c.bal('XE') - SMALL_COST }),
       400,
       'lease is XUSD only',
     );
     await reject(leaseBlock(c, p, cert, { ...SMALL, vcpus: 4097n }), 400, /vcpus/);
     // A lease costing more than the balance.
-    const poor = await consumer(COST - 1n);
+    const poor = await consumer(SMALL_COST - 1n);
     await reject(
       leaseBlock(poor, p, cert, SMALL, { balance: 0n }),
       400,
-      `insufficient balance: ${COST - 1n} XUSD available`,
+      `insufficient balance: ${SMALL_COST - 1n} XUSD available`,
     );
   });
 
@@ -253,7 +261,7 @@ describe('leasing in the ledger', () => {
     const stranger = await provider();
     const cert = await certify(t, kit, p);
     const l = await c.commit(leaseBlock(c, p, cert));
-    const now = realNs();
+    const now = nowNs();
     const reject = (b: Block, reason: string | RegExp, status: 400 | 503 = 400) =>
       expectRejected(kit, b, { status, reason });
 
@@ -296,7 +304,7 @@ describe('leasing in the ledger', () => {
     const cert = await certify(t, kit, p);
     const l = await c.commit(leaseBlock(c, p, cert));
     const cancel = (who: Account, source: string) =>
-      who.build({ type: 'lease_cancel', asset: 'XUSD', source, balance: who.bal('XUSD') + COST });
+      who.build({ type: 'lease_cancel', asset: 'XUSD', source, balance: who.bal('XUSD') + SMALL_COST });
     await expectRejected(kit, cancel(p, l.hash!), {
       status: 400,
       reason: 'only the consumer can cancel a lease',
@@ -311,7 +319,7 @@ describe('leasing in the ledger', () => {
     });
 
     const l2 = await c.commit(leaseBlock(c, p, cert));
-    await p.commit(acceptBlock(t, p, l2, realNs()));
+    await p.commit(acceptBlock(t, p, l2, nowNs()));
     await waitFinal(kit, p.address);
     await expectRejected(kit, cancel(c, l2.hash!), {
       status: 400,
@@ -325,7 +333,7 @@ describe('leasing in the ledger', () => {
     const cert = await certify(t, kit, p);
     const l1 = await c.commit(leaseBlock(c, p, cert));
     const l2 = await c.commit(leaseBlock(c, p, cert));
-    const start = realNs() - 5n * MINUTE_NS;
+    const start = nowNs() - 5n * MINUTE_NS;
     await p.commit(acceptBlock(t, p, l1, start));
     await p.commit(acceptBlock(t, p, l2, start));
     const expiry = start + MINUTE_NS;
@@ -334,20 +342,20 @@ describe('leasing in the ledger', () => {
         type: 'lease_force_settle',
         asset: 'XUSD',
         source: l.hash!,
-        balance: c.bal('XUSD') + COST,
+        balance: c.bal('XUSD') + SMALL_COST,
         attestations: [attest(t, l.hash!, at)],
         timestamp: at,
       });
     try {
-      await expectRejected(kit, force(l1, realNs()), {
+      await expectRejected(kit, force(l1, nowNs()), {
         status: 400,
         reason: 'lease not yet force-settleable',
       });
       // The node clock moves on: the window opens at expiry + 22 min and closes at expiry + 30 min.
-      clock.offset = expiry + 22n * MINUTE_NS - realNs();
+      clock.offset = expiry + 22n * MINUTE_NS - nowNs();
       await c.commit(force(l1, expiry + 22n * MINUTE_NS));
       expect(await lease(l1.hash!)).toMatchObject({ state: 'unfulfilled', settled: true });
-      clock.offset = expiry + 30n * MINUTE_NS - realNs();
+      clock.offset = expiry + 30n * MINUTE_NS - nowNs();
       await expectRejected(kit, force(l2, expiry + 30n * MINUTE_NS), {
         status: 400,
         reason: 'lease escrow expired: refund window closed',
@@ -359,8 +367,8 @@ describe('leasing in the ledger', () => {
           type: 'lease_settle',
           asset: 'XE',
           source: l2.hash!,
-          amount: EMISSION,
-          balance: p.bal('XE') + EMISSION,
+          amount: SMALL_EMISSION,
+          balance: p.bal('XE') + SMALL_EMISSION,
           attestations: [attest(t, l2.hash!, expiry + 30n * MINUTE_NS)],
           timestamp: expiry + 30n * MINUTE_NS,
         }),
@@ -369,7 +377,7 @@ describe('leasing in the ledger', () => {
     } finally {
       clock.offset = 0n;
     }
-    expect(c.bal('XUSD')).toBe(10n * XE - COST);
+    expect(c.bal('XUSD')).toBe(10n * XE - SMALL_COST);
     expect((await freshSupply(kit)).conserved).toBe(true);
   });
 
@@ -378,16 +386,16 @@ describe('leasing in the ledger', () => {
     const p = await provider();
     const cert = await certify(t, kit, p);
     const l = await c.commit(leaseBlock(c, p, cert));
-    const start = realNs() - 5n * MINUTE_NS;
+    const start = nowNs() - 5n * MINUTE_NS;
     await p.commit(acceptBlock(t, p, l, start));
     const renew = (who: Account, at: bigint, over: Partial<Block> = {}) =>
       who.build({
         type: 'lease_renew',
         asset: 'XUSD',
         source: l.hash!,
-        amount: COST,
+        amount: SMALL_COST,
         duration: 60n,
-        balance: who.bal('XUSD') - COST,
+        balance: who.bal('XUSD') - SMALL_COST,
         attestations: [attest(t, l.hash!, at)],
         certificate_hash: cert.hash,
         locked_r: 2000n,
@@ -406,23 +414,23 @@ describe('leasing in the ledger', () => {
     });
     await expectRejected(
       kit,
-      renew(c, expiry - 1n, { amount: COST - 1n, balance: c.bal('XUSD') - COST + 1n }),
+      renew(c, expiry - 1n, { amount: SMALL_COST - 1n, balance: c.bal('XUSD') - SMALL_COST + 1n }),
       {
         status: 400,
-        reason: `amount must be the renewal cost ${COST}, not ${COST - 1n}`,
+        reason: `amount must be the renewal cost ${SMALL_COST}, not ${SMALL_COST - 1n}`,
       },
     );
     const r = await c.commit(renew(c, expiry - 1n));
     expect(await lease(l.hash!)).toMatchObject({
       duration: 120,
-      cost: String(2n * COST),
-      renewals: [{ renew_hash: r.hash, duration: 60, cost: String(COST), start_time: expiry - 1n }],
+      cost: String(2n * SMALL_COST),
+      renewals: [{ renew_hash: r.hash, duration: 60, cost: String(SMALL_COST), start_time: expiry - 1n }],
     });
     const escrow = (await http(kit.url, 'GET', `/pending/${p.address}`)).body as {
       hash: string;
       amount: string;
     }[];
-    expect(escrow).toEqual([expect.objectContaining({ hash: l.hash, amount: String(2n * COST) })]);
+    expect(escrow).toEqual([expect.objectContaining({ hash: l.hash, amount: String(2n * SMALL_COST) })]);
     // The old expiry is no settle time any more; the new one is, and pays both parts.
     const settle = (at: bigint, amount: bigint) =>
       p.build({
@@ -433,11 +441,11 @@ describe('leasing in the ledger', () => {
         balance: p.bal('XE') + amount,
         attestations: [attest(t, l.hash!, at)],
       });
-    await expectRejected(kit, settle(expiry, 2n * EMISSION), {
+    await expectRejected(kit, settle(expiry, 2n * SMALL_EMISSION), {
       status: 400,
       reason: 'lease not yet expired',
     });
-    await p.commit(settle(expiry + MINUTE_NS, 2n * EMISSION));
+    await p.commit(settle(expiry + MINUTE_NS, 2n * SMALL_EMISSION));
     expect(await lease(l.hash!)).toMatchObject({ state: 'settled' });
     expect((await freshSupply(kit)).conserved).toBe(true);
   });
@@ -447,15 +455,15 @@ describe('leasing in the ledger', () => {
     const p = await provider();
     const cert = await certify(t, kit, p);
     const l = await c.commit(leaseBlock(c, p, cert));
-    const now = realNs();
+    const now = nowNs();
     await expectRejected(
       kit,
       p.build({
         type: 'lease_settle',
         asset: 'XE',
         source: l.hash!,
-        amount: EMISSION,
-        balance: p.bal('XE') + EMISSION,
+        amount: SMALL_EMISSION,
+        balance: p.bal('XE') + SMALL_EMISSION,
         attestations: [attest(t, l.hash!, now)],
       }),
       { status: 503, reason: 'lease not yet accepted for settle: retry after accept' },
@@ -466,7 +474,7 @@ describe('leasing in the ledger', () => {
         type: 'lease_force_settle',
         asset: 'XUSD',
         source: l.hash!,
-        balance: c.bal('XUSD') + COST,
+        balance: c.bal('XUSD') + SMALL_COST,
         attestations: [attest(t, l.hash!, now)],
       }),
       { status: 503, reason: 'lease not yet accepted for force-settle: retry after accept' },
@@ -483,7 +491,7 @@ describe('leasing: rollback', () => {
   });
 
   beforeAll(async () => {
-    t = await startTestNode({ genesisSet: TIMING, consensusTiming: { stabilityMs: 50 } });
+    t = await startTestNode({ genesisSet: SHORT_WINDOWS, consensusTiming: { stabilityMs: 50 } });
     kit = await kitOf(t);
   });
 
@@ -510,9 +518,9 @@ describe('leasing: rollback', () => {
     // Cancel-wins: the accept is the provider's unfinalized frontier, so the cancel undoes it.
     const recv = await c.receive(toC);
     const l1 = await c.commit(leaseBlock(c, p, cert));
-    const accept = await p.commit(acceptBlock(t, p, l1, realNs()));
+    const accept = await p.commit(acceptBlock(t, p, l1, nowNs()));
     await c.commit(
-      c.build({ type: 'lease_cancel', asset: 'XUSD', source: l1.hash!, balance: c.bal('XUSD') + COST }),
+      c.build({ type: 'lease_cancel', asset: 'XUSD', source: l1.hash!, balance: c.bal('XUSD') + SMALL_COST }),
     );
     expect((await http(kit.url, 'GET', `/leases/${l1.hash}`)).body).toMatchObject({
       state: 'cancelled',
@@ -526,7 +534,7 @@ describe('leasing: rollback', () => {
     // A whole lease on top of c's receive, then a rival of that receive wins: everything built on
     // it goes, the provider's accept and settle included, and the supply is as it was.
     const l2 = await c.commit(leaseBlock(c, p, cert));
-    const start = realNs() - 5n * MINUTE_NS;
+    const start = nowNs() - 5n * MINUTE_NS;
     await p.commit(acceptBlock(t, p, l2, start));
     const expiry = start + MINUTE_NS;
     await p.commit(
@@ -534,8 +542,8 @@ describe('leasing: rollback', () => {
         type: 'lease_settle',
         asset: 'XE',
         source: l2.hash!,
-        amount: EMISSION,
-        balance: p.bal('XE') + EMISSION,
+        amount: SMALL_EMISSION,
+        balance: p.bal('XE') + SMALL_EMISSION,
         attestations: [attest(t, l2.hash!, expiry + 1n)],
       }),
     );
@@ -592,7 +600,7 @@ describe('leasing: conflicts', () => {
     await t?.stop();
   });
   beforeAll(async () => {
-    t = await startTestNode({ genesisSet: TIMING, consensusTiming: { stabilityMs: 50 } });
+    t = await startTestNode({ genesisSet: SHORT_WINDOWS, consensusTiming: { stabilityMs: 50 } });
     kit = await kitOf(t);
   });
 
@@ -635,15 +643,15 @@ describe('leasing: conflicts', () => {
 
     // The provider accepts; at that position a settle is judged against the parent state, where the
     // lease is not accepted yet: refused (it would pass against the state with the accept applied).
-    const start = realNs() - 5n * MINUTE_NS;
+    const start = nowNs() - 5n * MINUTE_NS;
     const accept = await p.commit(acceptBlock(t, p, l2, start));
     p.frontier = accept.previous;
     const settleHere = p.build({
       type: 'lease_settle',
       asset: 'XE',
       source: l2.hash!,
-      amount: 2n * EMISSION,
-      balance: p.bal('XE') + 2n * EMISSION,
+      amount: 2n * SMALL_EMISSION,
+      balance: p.bal('XE') + 2n * SMALL_EMISSION,
       attestations: [attest(t, l2.hash!, start + 2n * MINUTE_NS)],
     });
     await expectRejected(kit, settleHere, {
