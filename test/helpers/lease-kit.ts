@@ -1,14 +1,11 @@
 import type { Block } from '../../node-core/protocol/block.ts';
-import {
-  EMPTY_ATTESTATION_ROOT,
-  type PerformanceCertificate,
-  signCertificate,
-} from '../../node-core/protocol/certificate.ts';
+import type { PerformanceCertificate } from '../../node-core/protocol/certificate.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { signAttestation } from '../../node-core/protocol/payloads.ts';
 import { leaseCost } from '../../node-core/leasing/pricing.ts';
 import { Account, type Kit, XE } from './ledger-kit.ts';
 import { seedOf, type TestNode } from './node.ts';
+import { type CertificateTerms, testCertificate } from './certificates.ts';
 
 /**
  * Building blocks for lease tests against a real node: a signed performance certificate for a
@@ -33,34 +30,14 @@ export const SMALL_COST = 517n;
 /** Its emission at R = 2000 (the devnet's epoch.0). */
 export const SMALL_EMISSION = 1034n;
 
-/** A certificate for `provider`, valid from `issuedAt` for 7 days, stored in the node's book. */
+/** A test certificate for `provider`, stored in the node's book. */
 export async function certify(
   t: TestNode,
   kit: Kit,
   provider: Account,
-  opts: { issuedAt?: bigint; expiresAt?: bigint; multiplier?: bigint } = {},
+  terms: CertificateTerms = {},
 ): Promise<PerformanceCertificate> {
-  const issued = opts.issuedAt ?? BigInt(Date.now()) * 1_000_000n - 60n * MINUTE_NS;
-  const cert = signCertificate(
-    {
-      provider: provider.address,
-      provider_pub_key: provider.key.pub_key,
-      seed: 'ab'.repeat(32),
-      workload_version: 3n,
-      iterations: 375_000_000n,
-      work_proof: 'cd'.repeat(32),
-      score: 0.25,
-      start_attestation_root: EMPTY_ATTESTATION_ROOT,
-      end_attestation_root: EMPTY_ATTESTATION_ROOT,
-      start_median: issued,
-      end_median: issued,
-      issued_at: issued,
-      expires_at: opts.expiresAt ?? issued + 7n * 24n * 60n * MINUTE_NS,
-      price_multiplier_milli: opts.multiplier ?? 1000n,
-    },
-    kit.networkId,
-    provider.seed,
-  );
+  const cert = testCertificate(provider.key, provider.seed, kit.networkId, terms);
   await t.node.certificates.add(cert);
   return cert;
 }

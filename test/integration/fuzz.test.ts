@@ -4,7 +4,6 @@ import { jsPowSolver, type Wallet } from '../../node-core/client/wallet.ts';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import { type Block, BLOCK_TYPES, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { signBlockMultisig } from '../../node-core/protocol/block-sign.ts';
-import { EMPTY_ATTESTATION_ROOT, signCertificate } from '../../node-core/protocol/certificate.ts';
 import { cappedR, leaseCost, leaseEmission } from '../../node-core/leasing/pricing.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { type JsonValue, parseJson, RawJson, stringifyJson } from '../../node-core/protocol/json.ts';
@@ -12,6 +11,7 @@ import { keyPairFromSeed, multisigAddress } from '../../node-core/protocol/keys.
 import { type StateBlock, signStateBlock, stateBlockToJson } from '../../node-core/protocol/statechain.ts';
 import { attest } from '../helpers/lease-kit.ts';
 import { startTestNode, TEST_DIFFICULTY, type TestNode } from '../helpers/node.ts';
+import { testCertificate } from '../helpers/certificates.ts';
 
 /**
  * Fuzzes every POST route of a real node (in-process, real LMDB, real HTTP) with mutations of valid
@@ -917,27 +917,7 @@ describe('fuzzing every POST route of a real node', () => {
       });
     }
     const certify = async (p: Wallet, seed: Uint8Array) => {
-      const issued = nowNs() - 60n * MINUTE_NS;
-      const cert = signCertificate(
-        {
-          provider: p.address,
-          provider_pub_key: p.key.pub_key,
-          seed: 'ab'.repeat(32),
-          workload_version: 3n,
-          iterations: 375_000_000n,
-          work_proof: 'cd'.repeat(32),
-          score: 0.25,
-          start_attestation_root: EMPTY_ATTESTATION_ROOT,
-          end_attestation_root: EMPTY_ATTESTATION_ROOT,
-          start_median: issued,
-          end_median: issued,
-          issued_at: issued,
-          expires_at: issued + 7n * 24n * 60n * MINUTE_NS,
-          price_multiplier_milli: 1000n,
-        },
-        info.network_id,
-        seed,
-      );
+      const cert = testCertificate(p.key, seed, info.network_id);
       await t.node.certificates.add(cert);
       return cert.hash;
     };

@@ -10,11 +10,7 @@ import {
 import { leaseCost } from '../../node-core/leasing/pricing.ts';
 import type { LeaseRecord, LeaseState } from '../../node-core/leasing/records.ts';
 import { decodeMarketplaceMessage, encodeMarketplaceMessage } from '../../node-core/net/gossip.ts';
-import {
-  EMPTY_ATTESTATION_ROOT,
-  type PerformanceCertificate,
-  signCertificate,
-} from '../../node-core/protocol/certificate.ts';
+import type { PerformanceCertificate } from '../../node-core/protocol/certificate.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { stringifyJson } from '../../node-core/protocol/json.ts';
 import { type KeyPair, keyPairFromSeed } from '../../node-core/protocol/keys.ts';
@@ -25,6 +21,7 @@ import {
   marketplaceRequestId,
   signMarketplaceMessage,
 } from '../../node-core/protocol/marketplace.ts';
+import { testCertificate } from '../helpers/certificates.ts';
 
 /**
  * The marketplace (reference-behavior.md 4.9) without a network: the ad book (latest ad per
@@ -79,26 +76,11 @@ function lease(provider: string, state: LeaseState, vcpus = 1n, memory_mb = 1024
 }
 
 function certificate(k: KeyPair, multiplier = 1500n): PerformanceCertificate {
-  return signCertificate(
-    {
-      provider: k.address,
-      provider_pub_key: k.pub_key,
-      seed: 'ab'.repeat(32),
-      workload_version: 3n,
-      iterations: 375_000_000n,
-      work_proof: 'cd'.repeat(32),
-      score: 0.25,
-      start_attestation_root: EMPTY_ATTESTATION_ROOT,
-      end_attestation_root: EMPTY_ATTESTATION_ROOT,
-      start_median: T0 - MIN_NS,
-      end_median: T0 - MIN_NS,
-      issued_at: T0 - MIN_NS,
-      expires_at: T0 + 7n * 24n * 60n * MIN_NS,
-      price_multiplier_milli: multiplier,
-    },
-    NET,
-    seed(k),
-  );
+  return testCertificate(k, seed(k), NET, {
+    issuedAt: T0 - MIN_NS,
+    expiresAt: T0 + 7n * 24n * 60n * MIN_NS,
+    multiplier,
+  });
 }
 
 const CAP: ProviderCapacity = { vcpus: 4n, memory_mb: 8192n, disk_gb: 100n, max_concurrent_leases: 0n };
