@@ -7,7 +7,7 @@ import { ASSETS } from '../protocol/units.ts';
 import type { StateChain } from '../statechain/statechain.ts';
 import type { Store } from '../store/store.ts';
 import { LedgerError } from './errors.ts';
-import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
+import type { AccountRecord, BlockRecord } from './records.ts';
 import {
   accountKey,
   chainKey,
@@ -23,19 +23,17 @@ import { type Conflict, ConflictBook, type StagedBlock } from './conflict-book.t
 import { GroupCommit, type Outcome } from './group-commit.ts';
 import { LedgerReads } from './reads.ts';
 import type { CertificateBook } from '../leasing/certificate-book.ts';
-import { epochCandidates, type EpochRecord, parseEpoch } from '../leasing/epochs.ts';
-import { archivedLease } from '../leasing/archive.ts';
-import { LeaseBook } from '../leasing/lease-book.ts';
-import { ReputationBook, reputationEvents } from '../leasing/reputation.ts';
-import type { LeaseRecord, LeaseUndo } from '../leasing/records.ts';
-import type { LeaseView } from '../leasing/rules/view.ts';
-import { DEFAULT_LEASE_TIMING, type LeaseTiming } from '../leasing/timing.ts';
+import type { LeaseUndo } from '../leasing/records.ts';
+import { LEASE_FAMILY, LedgerLeasing } from '../leasing/ledger-leasing.ts';
+import type { LeaseBook } from '../leasing/lease-book.ts';
+import type { ReputationBook } from '../leasing/reputation.ts';
+import type { LeaseTiming } from '../leasing/timing.ts';
 import { addSupply, type Counters, CountersBook } from './counters.ts';
 import { applyTypeRule, type Effects, type RuleView, type SignedBlock } from './rules/index.ts';
 
 /**
  * The ledger: validates blocks in the order reference-behavior.md section 3.1 gives and applies each
- * as one atomic, durable store transaction. Lease-family blocks are refused until leasing lands.
+ * as one atomic, durable store transaction. Leasing's part of it lives in leasing/ledger-leasing.ts.
  */
 
 /** Signature verification that may run off the main thread (a worker pool in the node). */
@@ -95,15 +93,6 @@ export interface SubmitOptions {
 }
 
 export const LIVE_WINDOW_NS = 3_600_000_000_000n;
-/** Lease-family blocks: their effects beyond their own chain are undone from their undo entries. */
-const LEASE_FAMILY = new Set([
-  'lease',
-  'lease_accept',
-  'lease_settle',
-  'lease_cancel',
-  'lease_force_settle',
-  'lease_renew',
-]);
 /** Types that need the full multisig threshold (reference-behavior.md section 3.1 step 8). */
 const SPENDING_TYPES = new Set(['send', 'burn', 'lease', 'multisig_open', 'multisig_update', 'mint']);
 
@@ -118,10 +107,18 @@ export class Ledger extends LedgerReads {
   readonly counters: CountersBook;
   /** What the type rules read: this ledger's store and state chain as they stand. */
   private readonly ruleView: RuleView;
-  /** Lease records and the undo entries of lease-family blocks. */
-  readonly leases: LeaseBook;
-  /** Providers' and consumers' lease reputation, written and undone with the lease blocks. */
-  readonly reputation: ReputationBook;
+  /** Leasing's part of the write path: lease records, reputation, undo entries, archive. */
+  readonly leasing: LedgerLeasing;
+
+  /** Lease records (leasing/lease-book.ts). */
+  get leases(): LeaseBook {
+    return this.leasing.leases;
+  }
+
+  /** Lease reputation (leasing/reputation.ts). */
+  get reputation(): ReputationBook {
+    return this.leasing.reputation;
+  }
   /** Submissions in flight by hash: a resubmission of the same signed block shares the outcome. */
   private readonly inflight = new Map<string, { block: Block; outcome: Promise<SubmitResult> }>();
   /** Keys declared by opening blocks still in flight, so their successors can be verified early. */
@@ -162,28 +159,19 @@ export class Ledger extends LedgerReads {
     this.now = deps.now;
     this.counters = new CountersBook(deps.store);
     const sc = this.sc;
-    this.leases = new LeaseBook(deps.store);
-    this.reputation = new ReputationBook(deps.store);
-    const leases = this.leases;
-    const certificates = deps.certificates;
-    const timing = deps.leaseTiming ?? (() => DEFAULT_LEASE_TIMING);
-    const leasing: LeaseView = {
-      lease: (hash) => leases.get(hash),
-      certificate: (hash) => certificates?.get(hash),
-      get timekeepers() {
-        return sc.timekeepers;
+    this.leasing = new LedgerLeasing({
+      store: deps.store,
+      statechain: deps.statechain,
+      verifySync: deps.verifySync,
+      certificates: deps.certificates,
+      leaseTiming: deps.leaseTiming,
+      ledger: {
+        getAccount: (address) => this.getAccount(address),
+        hashAt: (address, height) => this.hashAt(address, height),
+        getBlock: (hash) => this.readBlock(hash),
+        blockAt: (address, height) => this.blockAt(address, height)?.block,
       },
-      epochCandidates: (t) => epochCandidates(this.epochs(), t),
-      get timing() {
-        return timing();
-      },
-      get stakeMilli() {
-        return BigInt(sc.lease.stake_milli);
-      },
-      account: (address) => this.getAccount(address),
-      hashAt: (address, height) => this.hashAt(address, height),
-      verify: deps.verifySync,
-    };
+    });
     this.ruleView = {
       get faucet() {
         return sc.faucet;
@@ -194,7 +182,7 @@ export class Ledger extends LedgerReads {
         return bytes === undefined ? undefined : decodePending(bytes);
       },
       block: (hash) => this.readBlock(hash)?.block,
-      leasing,
+      leasing: this.leasing.view,
     };
   }
 
@@ -495,7 +483,7 @@ export class Ledger extends LedgerReads {
     this.writeAccount(block.account, next);
     this.putBlock(ctx, block, height, hashed);
     // The lease first: its undo entry keeps the escrow as it was before the writes below.
-    if (fx.lease) this.writeLease(block, fx);
+    if (fx.lease) this.leasing.write(block, fx);
     if (fx.pendingPut) {
       const key = pendingKey(fx.pendingPut.destination, fx.pendingPut.key ?? block.hash);
       s.accounts.putSync(key, encodePending(fx.pendingPut));
@@ -553,7 +541,7 @@ export class Ledger extends LedgerReads {
         parentAcct,
         old,
         false,
-        this.viewAt(account, acct, height - 1),
+        this.leasing.viewAt(this.ruleView, account, acct, height - 1),
       ).balance;
     if (block.balance !== expected) {
       throw new LedgerError(
@@ -753,7 +741,7 @@ export class Ledger extends LedgerReads {
       default:
         if (!LEASE_FAMILY.has(b.type))
           throw new LedgerError('fork_unfinalized', `undoing a ${b.type} block is not supported`);
-        credit = this.undoLease(ctx, b);
+        credit = this.leasing.undo(ctx.counters, b, (acct) => this.undoFrontier(ctx, acct));
     }
     // Delegation: the XE balance goes back from the current representative to the earlier one.
     const rep = this.representativeAt(account, h - 1);
@@ -829,123 +817,6 @@ export class Ledger extends LedgerReads {
     });
   }
 
-  /**
-   * Writes the lease record a lease-family block leaves, with the block's undo entry: the record as
-   * it was, the escrow entry it consumes or grows as it was, and the supply and credit it moves.
-   */
-  private writeLease(block: SignedBlock, fx: Effects): void {
-    const lease = fx.lease!;
-    const before = this.leases.get(lease.lease_hash);
-    const touched: [string, string] | undefined =
-      fx.pendingDelete ?? (fx.pendingPut?.key ? [fx.pendingPut.destination, fx.pendingPut.key] : undefined);
-    let pendingBefore: LeaseUndo['pendingBefore'];
-    if (touched) {
-      const [destination, hash] = touched;
-      const bytes = this.store.accounts.get(pendingKey(destination, hash));
-      if (bytes !== undefined) pendingBefore = { destination, hash, record: decodePending(bytes) };
-    }
-    this.leases.put(lease);
-    const parties = this.reputation.record(block.hash, reputationEvents(block, lease));
-    this.leases.putUndo(block.hash, {
-      lease_hash: lease.lease_hash,
-      ...(before ? { before } : {}),
-      ...(pendingBefore ? { pendingBefore } : {}),
-      supply: fx.supply ?? [],
-      ...(fx.credit ? { credit: { account: block.account, ...fx.credit } } : {}),
-      ...(parties.length > 0 ? { reputation: parties } : {}),
-    });
-  }
-
-  /**
-   * Undoes what a lease-family block did beyond its own chain entry, from its undo entry; returns the
-   * credit to take back from its account. Undoing a `lease` first undoes every block built on it on
-   * the provider's chain (its accept, and a settle after it), as undoing a send undoes its receive.
-   */
-  private undoLease(ctx: WriteContext, b: SignedBlock): LeaseUndo['credit'] {
-    if (b.type === 'lease') {
-      for (;;) {
-        const lease = this.leases.get(b.hash);
-        const accept = lease?.accept_hash;
-        if (accept === undefined || this.readBlock(accept) === undefined) break;
-        const provider = this.getAccount(lease!.provider)!;
-        const top = this.blockAt(lease!.provider, provider.height)!.block;
-        this.undoFrontier(ctx, lease!.provider);
-        if (top.hash === accept) break;
-      }
-      this.store.accounts.removeSync(pendingKey(b.destination!, b.hash));
-    }
-    const u = this.leases.takeUndo(b.hash);
-    if (u === undefined) throw new Error(`no undo entry for lease-family block ${b.hash}`);
-    if (u.before) this.leases.put(u.before);
-    else this.leases.remove(u.lease_hash);
-    if (u.reputation) this.reputation.remove(b.hash, u.reputation);
-    if (u.pendingBefore) {
-      const p = u.pendingBefore;
-      this.store.accounts.putSync(pendingKey(p.destination, p.hash), encodePending(p.record));
-    }
-    if (u.supply.length > 0)
-      addSupply(
-        ctx.counters,
-        u.supply.map((d) => ({ ...d, amount: -d.amount })),
-      );
-    return u.credit;
-  }
-
-  /**
-   * The rule view as `account` stood after its block at `height`: the lease records and escrow
-   * entries that its lease-family blocks above changed, read back from their undo entries (the
-   * lowest block's before-image wins), so a staged sibling is judged against its parent state (C-16).
-   */
-  private viewAt(account: string, acct: AccountRecord, height: number): RuleView {
-    const leases = new Map<string, LeaseRecord | undefined>();
-    const escrows = new Map<string, PendingRecord | undefined>();
-    for (let h = acct.height; h > height; h--) {
-      const b = this.blockAt(account, h)!.block;
-      if (!LEASE_FAMILY.has(b.type)) continue;
-      const u = this.leases.peekUndo(b.hash);
-      if (u === undefined) continue;
-      leases.set(u.lease_hash, u.before);
-      if (u.pendingBefore)
-        escrows.set(`${u.pendingBefore.destination}:${u.pendingBefore.hash}`, u.pendingBefore.record);
-      if (b.type === 'lease') escrows.set(`${b.destination}:${b.hash}`, undefined);
-    }
-    if (leases.size === 0) return this.ruleView;
-    const base = this.ruleView;
-    return {
-      ...base,
-      get faucet() {
-        return base.faucet;
-      },
-      pending: (to, source) => {
-        const k = `${to}:${source}`;
-        return escrows.has(k) ? escrows.get(k) : base.pending(to, source);
-      },
-      leasing: {
-        ...base.leasing,
-        get timekeepers() {
-          return base.leasing.timekeepers;
-        },
-        get timing() {
-          return base.leasing.timing;
-        },
-        get stakeMilli() {
-          return base.leasing.stakeMilli;
-        },
-        lease: (hash) => (leases.has(hash) ? leases.get(hash) : base.leasing.lease(hash)),
-      },
-    };
-  }
-
-  /** The newest `epoch.N` records of the state chain (few: one per oracle period). */
-  private epochs(): EpochRecord[] {
-    const out: EpochRecord[] = [];
-    for (const { key, value } of this.sc.kvList({ offset: 0, limit: 100_000, prefix: 'epoch.' })) {
-      const e = parseEpoch(key, value);
-      if (e) out.push(e);
-    }
-    return out;
-  }
-
   /** Adjusts a representative's delegated weight in the group's running view (clamped at 0). */
   private addWeight(ctx: WriteContext, rep: string, delta: bigint): void {
     let cur = ctx.reps.get(rep);
@@ -997,7 +868,7 @@ export class Ledger extends LedgerReads {
           return { value: [] };
         }
         if (op.kind === 'lock') return { value: this.applyLock(op.position, op.hash) };
-        if (op.kind === 'archive') return { value: this.applyArchive(ctx, op.hashes, op.now) };
+        if (op.kind === 'archive') return { value: this.leasing.archive(ctx.counters, op.hashes, op.now) };
         return { value: this.applyFinalize(op.items) };
       } catch (e) {
         if (e instanceof LedgerError) return { error: e };
@@ -1071,37 +942,11 @@ export class Ledger extends LedgerReads {
    * The local archive sweep (reference-behavior.md 4.3, LS-04): each of these leases still accepted,
    * unsettled and past its archive time at `now` becomes `expired`, its escrow burned and the stake
    * forfeited, in one durable group write. No block is produced and no undo entry written: the
-   * lease's blocks are final (see applyArchive), so no rollback can reach it. Resolves with the
+   * lease's blocks are final (see LedgerLeasing.archive), so no rollback can reach it. Resolves with the
    * hashes archived.
    */
   archiveLeases(hashes: string[], now: bigint): Promise<string[]> {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'archive', hashes, now, resolve, reject }));
-  }
-
-  private applyArchive(ctx: WriteContext, hashes: string[], now: bigint): string[] {
-    const done: string[] = [];
-    for (const hash of hashes) {
-      const lease = this.leases.get(hash);
-      if (lease === undefined || !this.acceptFinal(lease)) continue;
-      const key = pendingKey(lease.provider, hash);
-      const held = this.store.accounts.get(key);
-      // Checked again here, in the write: the lease may have been settled since the sweep read it.
-      const escrow = held === undefined ? undefined : decodePending(held).amount;
-      const out = archivedLease(lease, now, this.ruleView.leasing.timing, escrow);
-      if (out === undefined) continue;
-      addSupply(ctx.counters, out.supply);
-      if (held !== undefined) this.store.accounts.removeSync(key);
-      this.leases.put(out.lease);
-      done.push(hash);
-    }
-    return done;
-  }
-
-  /** Whether a lease's accept is final: only then is archiving it beyond the reach of any rollback. */
-  private acceptFinal(lease: { provider: string; accept_hash?: string }): boolean {
-    const accept = lease.accept_hash === undefined ? undefined : this.readBlock(lease.accept_hash);
-    const provider = this.getAccount(lease.provider);
-    return accept !== undefined && provider !== undefined && accept.height <= provider.final_height;
   }
 
   // ---- storage helpers (every key layout lives in codec.ts) ----------------------------------------
