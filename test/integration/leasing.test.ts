@@ -2,7 +2,8 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Block } from '../../node-core/protocol/block.ts';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
-import type { JsonValue } from '../../node-core/protocol/json.ts';
+import { type JsonValue, stringifyJson } from '../../node-core/protocol/json.ts';
+import { type StateBlock, signStateBlock, stateBlockToJson } from '../../node-core/protocol/statechain.ts';
 import { restoreFinality, stallFinality } from '../helpers/finality.ts';
 import {
   acceptBlock,
@@ -10,6 +11,7 @@ import {
   certify,
   leaseBlock,
   MINUTE_NS,
+  settleBlock,
   SHORT_WINDOWS,
   SMALL,
   SMALL_COST,
@@ -664,4 +666,106 @@ describe('leasing: conflicts', () => {
     expect(r.status, r.text).toBe(202);
     expect((await http(kit.url, 'GET', `/conflicts/${p.address}`)).status).toBe(200);
   });
+});
+
+describe('leasing: provider stake (LS-12)', () => {
+  let t: TestNode;
+  let kit: Kit;
+  afterAll(async () => {
+    await t?.stop();
+  });
+  beforeAll(async () => {
+    t = await startTestNode({ genesisSet: SHORT_WINDOWS, consensusTiming: { stabilityMs: 50 } });
+    kit = await kitOf(t);
+    // The DAO sets a stake of 20 % (sys.lease.stake_milli, decisions D7; 0 on the devnet).
+    const tip = (await http(kit.url, 'GET', '/statechain/tip')).body as {
+      index: bigint | number;
+      hash: string;
+    };
+    let sb: StateBlock = {
+      index: BigInt(tip.index) + 1n,
+      prev_hash: tip.hash,
+      ops: [{ type: 'set', key: 'sys.lease', value: '{"stake_milli":200}' }],
+      signatures: [],
+      timestamp: nowNs(),
+    };
+    for (const k of t.keys.dao.slice(0, t.keys.dao_threshold)) sb = signStateBlock(sb, seedOf(k.seed_hex));
+    const r = await http(kit.url, 'POST', '/statechain/blocks', stringifyJson(stateBlockToJson(sb)));
+    expect(r.status, r.text).toBe(201);
+  });
+
+  it('the accept stakes, the settle returns the stake outside its balance field, and a rollback takes both back', async () => {
+    const STAKE = 104n; // ceil(517 x 200 / 1000)
+    const treasury = new Account(kit, seedOf(t.keys.treasury.seed_hex));
+    await treasury.sync();
+    const minter = new Account(kit, seedOf(t.keys.minter.seed_hex));
+    await minter.sync();
+    const c = new Account(kit);
+    const claim = await c.claim(XE);
+    await minter.commit(minter.build({ type: 'mint', asset: 'XUSD', amount: 20n * XE, balance: 20n * XE }));
+    const toC = await minter.send(c.address, 5n * XE, 'XUSD');
+    const toC2 = await minter.send(c.address, 5n * XE, 'XUSD');
+    const p = new Account(kit);
+    await p.claim(XE);
+    await p.receive(await minter.send(p.address, XE, 'XUSD'));
+    const cert = await certify(t, kit, p);
+    await waitFinal(kit, c.address);
+    await waitFinal(kit, p.address);
+    const x = await stallFinality(kit, treasury);
+    const supplyBefore = await freshSupply(kit);
+    const xusd = (s: Record<string, JsonValue>) => (s.assets as Record<string, Record<string, string>>).XUSD!;
+
+    const recv = await c.receive(toC);
+    const l = await c.commit(leaseBlock(c, p, cert));
+    const start = nowNs() - 5n * MINUTE_NS;
+    await expectRejected(kit, acceptBlock(t, p, l, start), {
+      status: 400,
+      reason: `amount must be the provider stake ${STAKE}, not 0`,
+    });
+    await p.commit(acceptBlock(t, p, l, start, { amount: STAKE, balance: XE - STAKE }));
+    expect(await lease(l.hash!)).toMatchObject({ state: 'accepted', stake: String(STAKE) });
+    const locked = await freshSupply(kit);
+    expect(xusd(locked)).toMatchObject({ locked_stake: String(STAKE), conserved: true });
+
+    await p.commit(settleBlock(t, p, l, start + MINUTE_NS));
+    // The stake comes back to the provider's XUSD although the settle's balance field is XE.
+    expect((await http(kit.url, 'GET', `/accounts/${p.address}/balance`)).body).toEqual({
+      XE: String(XE + SMALL_EMISSION),
+      XUSD: String(XE),
+    });
+    expect(xusd(await freshSupply(kit))).toMatchObject({ locked_stake: '0', conserved: true });
+    // The next XUSD block of the provider counts the credit.
+    p.balances.XUSD = XE;
+    await p.send(minter.address, 1n, 'XUSD');
+
+    // A rival of c's receive wins: the lease, its accept and settle and the send after go, and the
+    // provider's XUSD is what it was before the accept.
+    const rival = sealed(
+      {
+        type: 'receive',
+        account: c.address,
+        previous: claim.hash!,
+        asset: 'XUSD',
+        source: toC2.hash!,
+        balance: 5n * XE,
+        timestamp: recv.timestamp,
+      },
+      c.seed,
+      kit,
+    );
+    expect((await http(kit.url, 'POST', '/blocks/receive', blockToJson(rival))).status).toBe(202);
+    await t.node.ledger.resolveConflict(c.address, 2, rival.hash!);
+    await restoreFinality(kit, x, treasury.address);
+    expect((await http(kit.url, 'GET', `/leases/${l.hash}`)).status).toBe(404);
+    expect((await http(kit.url, 'GET', `/accounts/${p.address}/balance`)).body).toEqual({
+      XE: String(XE),
+      XUSD: String(XE),
+    });
+    const after = await freshSupply(kit);
+    for (const k of ['locked_stake', 'escrow_burned', 'stake_forfeited', 'minted', 'created'])
+      expect(xusd(after)[k], k).toBe(xusd(supplyBefore)[k]);
+    expect(after.conserved).toBe(true);
+  });
+
+  const lease = async (hash: string) => (await http(kit.url, 'GET', `/leases/${hash}`)).body as Lease;
 });
