@@ -1,6 +1,6 @@
 import type { ApiError, ApiErrorCode } from './errors.ts';
 import { DEFAULT_RATES, quotaOf } from './rate-limit.ts';
-import type { RateClass, RateLimiter, RateQuota, TakeResult } from './rate-limit.ts';
+import type { RateClass, RateQuota, TakeResult } from './rate-limit.ts';
 import { rateClassOf, toContractPath } from './route-table.ts';
 import type { AuthMode, HttpMethod, RouteDef } from './route-table.ts';
 
@@ -132,16 +132,8 @@ export function rateLimitHeaders(q: RateQuota): Record<string, string> {
  * The `RateLimit*` headers of a request that `taken` was the limiter's answer to. A client refused
  * because too many are tracked has no bucket: it is told it has nothing left either.
  */
-export function rateLimitHeadersAfter(
-  limiter: RateLimiter,
-  ip: string,
-  cls: RateClass,
-  taken: TakeResult,
-): Record<string, string> {
-  const q = limiter.quota(ip, cls);
-  return rateLimitHeaders(
-    taken.ok ? q : { ...q, remaining: 0, resetSeconds: Math.max(q.resetSeconds, taken.retryAfterSeconds) },
-  );
+export function rateLimitHeadersAfter(taken: TakeResult): Record<string, string> {
+  return rateLimitHeaders(taken.quota);
 }
 
 /**

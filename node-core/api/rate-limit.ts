@@ -41,7 +41,14 @@ export interface RateLimitOptions {
   now?: () => number;
 }
 
-export type TakeResult = { readonly ok: true } | { readonly ok: false; readonly retryAfterSeconds: number };
+/**
+ * The outcome of one take, with the client's quota at that instant: the `RateLimit*` headers are made
+ * from it, so time passing before they are written (a busy event loop) cannot make them disagree
+ * with the decision (a bucket that refills meanwhile would report one token too many).
+ */
+export type TakeResult =
+  | { readonly ok: true; readonly quota: RateQuota }
+  | { readonly ok: false; readonly retryAfterSeconds: number; readonly quota: RateQuota };
 
 /**
  * A client's standing in one class, as the proxy form's `RateLimit*` headers report it. A bucket of
@@ -67,6 +74,17 @@ export function quotaOf(rate: BucketRate, tokens: number = rate.burst): RateQuot
     windowSeconds: Math.ceil(rate.burst / rate.perSecond),
     remaining: Math.max(0, Math.floor(tokens)),
     resetSeconds: missing <= 0 ? 0 : Math.ceil(missing / rate.perSecond),
+  };
+}
+
+/** A refusal: nothing left now, and the wait (whole seconds, at least 1) before trying again. */
+function refused(rate: BucketRate, waitSeconds: number, tokens = 0): TakeResult {
+  const retryAfterSeconds = Math.max(1, Math.ceil(waitSeconds));
+  const q = quotaOf(rate, tokens);
+  return {
+    ok: false,
+    retryAfterSeconds,
+    quota: { ...q, remaining: 0, resetSeconds: Math.max(q.resetSeconds, retryAfterSeconds) },
   };
 }
 
@@ -125,16 +143,16 @@ export class RateLimiter {
     let bucket = table.get(key);
     if (bucket === undefined) {
       const wait = this.makeRoom(table, rate, now);
-      if (wait > 0) return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait)) };
+      if (wait > 0) return refused(rate, wait);
       bucket = fullBucket(rate, now);
     } else table.delete(key);
     table.set(key, bucket); // now the most recently used
     refill(bucket, rate, now);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
-      return { ok: true };
+      return { ok: true, quota: quotaOf(rate, bucket.tokens) };
     }
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(secondsToToken(bucket, rate))) };
+    return refused(rate, secondsToToken(bucket, rate), bucket.tokens);
   }
 
   /**

@@ -335,7 +335,7 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     if (limiter !== undefined) {
       const ip = clientIp(request.socket.remoteAddress, request.headers);
       const taken = limiter.take(ip, rateClass);
-      if (proxy) reply.headers(rateLimitHeadersAfter(limiter, ip, rateClass, taken));
+      if (proxy) reply.headers(rateLimitHeadersAfter(taken));
       if (!taken.ok) return done(ApiError.rateLimited(taken.retryAfterSeconds));
     } else if (proxy) reply.headers(nominalRateLimitHeaders(rateClass));
     if (meta?.auth === 'admin') {

@@ -146,13 +146,22 @@ describe('rate-limit headers', () => {
     const l = new RateLimiter({ now: () => 0, maxClients: 1 });
     limiters.push(l);
     const first = l.take('a', 'read');
-    expect(rateLimitHeadersAfter(l, 'a', 'read', first).ratelimit).toBe('limit=1000, remaining=999, reset=1');
+    expect(rateLimitHeadersAfter(first).ratelimit).toBe('limit=1000, remaining=999, reset=1');
     const refused = l.take('b', 'read'); // a newcomer beyond maxClients
     expect(refused.ok).toBe(false);
-    const headers = rateLimitHeadersAfter(l, 'b', 'read', refused);
+    const headers = rateLimitHeadersAfter(refused);
     expect(headers['ratelimit-remaining']).toBe('0');
     expect(Number(headers['ratelimit-reset'])).toBeGreaterThanOrEqual(1);
     expect(nominalRateLimitHeaders('write')).toEqual(rateLimitHeaders(quotaOf(DEFAULT_RATES.write)));
+  });
+
+  it('report the quota as the take left it, however long the answer takes to be written', () => {
+    let now = 0;
+    const l = new RateLimiter({ now: () => now });
+    limiters.push(l);
+    const taken = l.take('a', 'read');
+    now += 50; // the event loop was busy: 10 tokens refilled since
+    expect(rateLimitHeadersAfter(taken)['ratelimit-remaining']).toBe('999');
   });
 
   it('are read without spending or tracking anything', () => {

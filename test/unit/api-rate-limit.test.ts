@@ -32,7 +32,7 @@ describe('token buckets', () => {
     let now = 1_000_000;
     const l = limiter({ now: () => now });
     for (let i = 0; i < 50; i++) expect(l.take('1.2.3.4', 'write').ok).toBe(true);
-    expect(l.take('1.2.3.4', 'write')).toEqual({ ok: false, retryAfterSeconds: 1 });
+    expect(l.take('1.2.3.4', 'write')).toMatchObject({ ok: false, retryAfterSeconds: 1 });
     now += 100; // 10/s: one token per 100 ms
     expect(l.take('1.2.3.4', 'write').ok).toBe(true);
     expect(l.take('1.2.3.4', 'write').ok).toBe(false);
@@ -44,7 +44,7 @@ describe('token buckets', () => {
   it('reports how long a slow bucket needs', () => {
     const l = limiter({ now: () => 0, rates: { write: { perSecond: 0.25, burst: 1 } } });
     expect(l.take('a', 'write').ok).toBe(true);
-    expect(l.take('a', 'write')).toEqual({ ok: false, retryAfterSeconds: 4 });
+    expect(l.take('a', 'write')).toMatchObject({ ok: false, retryAfterSeconds: 4 });
   });
 
   it('keeps classes and clients apart', () => {
@@ -63,7 +63,7 @@ describe('token buckets', () => {
     expect(l.take('10.0.0.2', 'read').ok).toBe(true);
     // Both still refilling: evicting one would hand it a fresh burst, so the newcomer waits until
     // the oldest is idle.
-    expect(l.take('10.0.0.3', 'read')).toEqual({ ok: false, retryAfterSeconds: 1 });
+    expect(l.take('10.0.0.3', 'read')).toMatchObject({ ok: false, retryAfterSeconds: 1 });
     now += 1000; // both full again, no sweep has run
     expect(l.take('10.0.0.1', 'read').ok).toBe(true); // used again: .2 is now the oldest
     expect(l.take('10.0.0.3', 'read').ok).toBe(true); // .2 made room
