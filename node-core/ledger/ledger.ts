@@ -1,7 +1,6 @@
 import { type Block, encodeCanonical, ZERO_HASH } from '../protocol/block.ts';
 import { type HashedBlock, hashBlockNode } from '../fastpath/block-hash.ts';
 import { bytesToHex, hexToBytes } from '../protocol/hex.ts';
-import { U64_MAX } from '../protocol/int.ts';
 import { addressFromPublicKey, type Keyset, type Verifier } from '../protocol/keys.ts';
 import { ASSETS } from '../protocol/units.ts';
 import type { StateChain } from '../statechain/statechain.ts';
@@ -22,13 +21,15 @@ import {
 import { type Conflict, ConflictBook, type StagedBlock } from './conflict-book.ts';
 import { GroupCommit, type Outcome } from './group-commit.ts';
 import { LedgerReads } from './reads.ts';
+import { Rollback } from './rollback.ts';
+import { Staging } from './staging.ts';
+import type { WriteContext } from './write-context.ts';
 import type { CertificateBook } from '../leasing/certificate-book.ts';
-import type { LeaseUndo } from '../leasing/records.ts';
-import { LEASE_FAMILY, LedgerLeasing } from '../leasing/ledger-leasing.ts';
+import { LedgerLeasing } from '../leasing/ledger-leasing.ts';
 import type { LeaseBook } from '../leasing/lease-book.ts';
 import type { ReputationBook } from '../leasing/reputation.ts';
 import type { LeaseTiming } from '../leasing/timing.ts';
-import { addSupply, type Counters, CountersBook } from './counters.ts';
+import { addSupply, CountersBook } from './counters.ts';
 import { applyTypeRule, type Effects, type RuleView, type SignedBlock } from './rules/index.ts';
 
 /**
@@ -109,6 +110,10 @@ export class Ledger extends LedgerReads {
   private readonly ruleView: RuleView;
   /** Leasing's part of the write path: lease records, reputation, undo entries, archive. */
   readonly leasing: LedgerLeasing;
+  /** Undoing blocks (conflict resolution, cancel-wins). */
+  private readonly rollback: Rollback;
+  /** Judging and staging a block on a taken chain position. */
+  private readonly staging: Staging;
 
   /** Lease records (leasing/lease-book.ts). */
   get leases(): LeaseBook {
@@ -172,6 +177,17 @@ export class Ledger extends LedgerReads {
         blockAt: (address, height) => this.blockAt(address, height)?.block,
       },
     });
+    this.rollback = new Rollback({
+      store: deps.store,
+      leasing: this.leasing,
+      getAccount: (a) => this.getAccount(a),
+      blockAt: (a, h) => this.blockAt(a, h),
+      readBlock: (h) => this.readBlock(h),
+      balanceAt: (a, h, asset) => this.balanceAt(a, h, asset),
+      representativeAt: (a, h) => this.representativeAt(a, h),
+      addWeight: (ctx, rep, delta) => this.addWeight(ctx, rep, delta),
+      writeAccount: (a, rec) => this.writeAccount(a, rec),
+    });
     this.ruleView = {
       get faucet() {
         return sc.faucet;
@@ -184,6 +200,19 @@ export class Ledger extends LedgerReads {
       block: (hash) => this.readBlock(hash)?.block,
       leasing: this.leasing.view,
     };
+    this.staging = new Staging({
+      store: deps.store,
+      leasing: this.leasing,
+      conflictBook: this.conflictBook,
+      ruleView: this.ruleView,
+      now: deps.now,
+      getAccount: (a) => this.getAccount(a),
+      hashAt: (a, h) => this.hashAt(a, h),
+      blockAt: (a, h) => this.blockAt(a, h),
+      readBlock: (h) => this.readBlock(h),
+      balanceAt: (a, h, asset) => this.balanceAt(a, h, asset),
+      applyType: (block, acct, old, view) => this.applyType(block, acct, old, false, view),
+    });
   }
 
   start(): void {
@@ -392,7 +421,7 @@ export class Ledger extends LedgerReads {
 
     // Position: the block must extend the frontier.
     if (opening) {
-      if (acct) return this.forkAt(block, acct, 1);
+      if (acct) return this.staging.forkAt(block, acct, 1);
     } else {
       if (!acct) {
         if (block.type === 'send') throw new LedgerError('unopened_account', 'send from unopened account');
@@ -401,7 +430,7 @@ export class Ledger extends LedgerReads {
       if (block.previous !== acct.frontier) {
         const prev = this.readBlock(block.previous);
         if (prev !== undefined && prev.block.account === block.account) {
-          return this.forkAt(block, acct, prev.height + 1);
+          return this.staging.forkAt(block, acct, prev.height + 1);
         }
         throw new LedgerError('previous_not_found', `previous block not found: ${block.previous}`);
       }
@@ -441,7 +470,7 @@ export class Ledger extends LedgerReads {
     // The supply terms first (they may refuse the block): nothing is written before every check passed.
     if (fx.supply) addSupply(ctx.counters, fx.supply);
     // A cancel that wins over an unfinalized accept undoes it first (its own account is another).
-    if (fx.unwind !== undefined) this.undoFrontier(ctx, fx.unwind);
+    if (fx.unwind !== undefined) this.rollback.undoFrontier(ctx, fx.unwind);
 
     // Writes.
     const height = (acct?.height ?? 0) + 1;
@@ -494,102 +523,6 @@ export class Ledger extends LedgerReads {
     return { status: 'accepted', block, height, finalized: finalNow };
   }
 
-  /**
-   * A second block on a taken chain position (reference-behavior.md 2.5). Against a finalized
-   * sibling it is rejected outright ("the finality wall"). Against an unfinalized one it is staged
-   * as a conflict candidate, once its credentials and its balance against the parent state check
-   * out (so a forged sibling cannot freeze the account, C-16); the representatives' votes decide.
-   */
-  private forkAt(block: SignedBlock, acct: AccountRecord, height: number): SubmitResult {
-    const account = block.account;
-    const sibling = this.hashAt(account, height) ?? 'unknown';
-    if (height <= acct.final_height) {
-      throw new LedgerError('fork_finalized', `block conflicts with finalized block ${sibling}`);
-    }
-    if (block.signatures || !STAGEABLE.has(block.type)) {
-      throw new LedgerError(
-        'fork_unfinalized',
-        `block conflicts with unfinalized block ${sibling} at the same chain position`,
-      );
-    }
-    // The full rules of the block's type, against the account as it stood at the parent (C-16): a
-    // sibling that could never be applied must not open a conflict it might win by hash order.
-    const parentAcct = this.accountAt(account, acct, height - 1);
-    if (block.timestamp < parentAcct.last_timestamp) {
-      throw new LedgerError('timestamp_order', "timestamp is earlier than the previous block's");
-    }
-    const old = this.balanceAt(account, height - 1, block.asset);
-    let expected: bigint;
-    if (block.type === 'receive') {
-      // Its source must be pending once this branch is undone: pending now, or received above the fork.
-      const src = this.readBlock(block.source!);
-      if (!src || src.block.type !== 'send' || src.block.destination !== account) {
-        throw new LedgerError('source_not_pending', 'source send not pending');
-      }
-      if (src.block.asset !== block.asset)
-        throw new LedgerError('wrong_asset', `the pending send is in ${src.block.asset}`);
-      if (!this.pendingAbove(account, block.source!, height))
-        throw new LedgerError('source_received', 'source send already received');
-      const amount = block.amount ?? 0n;
-      if (amount !== 0n && amount !== src.block.amount)
-        throw new LedgerError('balance_mismatch', 'amount differs from the send');
-      expected = old + src.block.amount!;
-      if (expected > U64_MAX) throw new LedgerError('overflow', 'balance would exceed 2^64-1');
-    } else
-      expected = this.applyType(
-        block,
-        parentAcct,
-        old,
-        false,
-        this.leasing.viewAt(this.ruleView, account, acct, height - 1),
-      ).balance;
-    if (block.balance !== expected) {
-      throw new LedgerError(
-        'balance_mismatch',
-        `balance must be ${expected} after this ${block.type}, not ${block.balance}`,
-      );
-    }
-    const c = this.conflictBook.at(account, height) ?? {
-      account,
-      height,
-      previous: block.previous,
-      candidates: new Set([sibling]),
-      detected_at: this.now(),
-    };
-    if (c.candidates.size >= MAX_CANDIDATES)
-      throw new LedgerError('fork_unfinalized', 'too many blocks at this chain position');
-    // Durable with the group: a restart resumes the vote on this position instead of forgetting it.
-    this.conflictBook.stage(c, block, height);
-    return { status: 'conflict', block, height };
-  }
-
-  /**
-   * The account as it stood after its block at `height` (0: before its first block), as far as the
-   * type rules read it: claims still in the faucet window, last timestamp.
-   */
-  private accountAt(address: string, acct: AccountRecord, height: number): AccountRecord {
-    let claims = acct.claims ?? [];
-    for (let h = acct.height; h > height; h--) {
-      const b = this.blockAt(address, h)!.block;
-      if (b.type !== 'claim') continue;
-      const i = claims.findIndex(([t, v]) => t === b.timestamp && v === b.amount);
-      if (i >= 0) claims = claims.filter((_, k) => k !== i);
-    }
-    const last = height === 0 ? 0n : this.blockAt(address, height)!.block.timestamp;
-    return { ...acct, height, claims, last_timestamp: last };
-  }
-
-  /** True when `source` is pending to `address` once its chain is undone down to below `height`. */
-  private pendingAbove(address: string, source: string, height: number): boolean {
-    if (this.store.accounts.get(pendingKey(address, source)) !== undefined) return true;
-    const acct = this.getAccount(address)!;
-    for (let h = height; h <= acct.height; h++) {
-      const b = this.blockAt(address, h)!.block;
-      if (b.type === 'receive' && b.source === source) return true;
-    }
-    return false;
-  }
-
   /** The open conflict at a chain position, if any. */
   conflictAt(account: string, height: number): Conflict | undefined {
     return this.conflictBook.at(account, height);
@@ -605,7 +538,6 @@ export class Ledger extends LedgerReads {
     return this.conflictBook.stagedBlock(hash);
   }
 
-  /** The balance of an asset after the block at `height` (0 before any block of that asset). */
   /**
    * Settles a conflict for `winner`: a staged winner replaces the block at the position, which is
    * undone with everything built on it, on this account and on the accounts that received its sends
@@ -662,7 +594,7 @@ export class Ledger extends LedgerReads {
       };
       try {
         this.store.root.transactionSync(() => {
-          while ((this.getAccount(account)?.height ?? 0) >= height) this.undoFrontier(ctx, account);
+          while ((this.getAccount(account)?.height ?? 0) >= height) this.rollback.undoFrontier(ctx, account);
           const keyUsed = this.getAccount(account)?.pub_key ?? w.block.pub_key;
           const r = this.applyBlock(
             ctx,
@@ -685,96 +617,6 @@ export class Ledger extends LedgerReads {
     this.conflictBook.drop(account, height, c);
     // A cascade may have undone positions where other conflicts were open.
     this.conflictBook.sweep(this);
-  }
-
-  /** Undoes an account's frontier block and its side effects (refused for a finalized block). */
-  private undoFrontier(ctx: WriteContext, account: string): void {
-    const acct = this.getAccount(account)!;
-    const h = acct.height;
-    if (h <= acct.final_height) throw new LedgerError('fork_finalized', 'a finalized block is never undone');
-    const b = this.blockAt(account, h)!.block;
-    const amount = b.amount ?? 0n;
-    let claims = acct.claims;
-    let credit: LeaseUndo['credit'];
-    switch (b.type) {
-      case 'send': {
-        const pk = pendingKey(b.destination!, b.hash);
-        if (this.store.accounts.get(pk) === undefined) {
-          // Received meanwhile: the receiving chain is undone down to and including that receive.
-          const dest = b.destination!;
-          for (;;) {
-            const d = this.getAccount(dest);
-            if (!d) break;
-            const top = this.blockAt(dest, d.height)!.block;
-            this.undoFrontier(ctx, dest);
-            if (top.type === 'receive' && top.source === b.hash) break;
-          }
-        }
-        this.store.accounts.removeSync(pk);
-        break;
-      }
-      case 'receive': {
-        const src = this.readBlock(b.source!)!.block;
-        this.store.accounts.putSync(
-          pendingKey(account, b.source!),
-          encodePending({
-            from: src.account,
-            amount: src.amount!,
-            asset: src.asset,
-            timestamp: src.timestamp,
-          }),
-        );
-        break;
-      }
-      case 'claim': {
-        addSupply(ctx.counters, [{ asset: 'XE', term: 'faucet', amount: -amount }]);
-        const i = (claims ?? []).findIndex(([t, v]) => t === b.timestamp && v === amount);
-        if (i >= 0) claims = claims!.filter((_, k) => k !== i);
-        break;
-      }
-      case 'burn':
-        addSupply(ctx.counters, [{ asset: 'XE', term: 'burned', amount: -amount }]);
-        break;
-      case 'mint':
-        addSupply(ctx.counters, [{ asset: 'XUSD', term: 'minted', amount: -amount }]);
-        break;
-      default:
-        if (!LEASE_FAMILY.has(b.type))
-          throw new LedgerError('fork_unfinalized', `undoing a ${b.type} block is not supported`);
-        credit = this.leasing.undo(ctx.counters, b, (acct) => this.undoFrontier(ctx, acct));
-    }
-    // Delegation: the XE balance goes back from the current representative to the earlier one.
-    const rep = this.representativeAt(account, h - 1);
-    const xe = b.asset === 'XE' ? this.balanceAt(account, h - 1, 'XE') : (acct.balances.XE ?? 0n);
-    if (acct.representative) this.addWeight(ctx, acct.representative, -(acct.balances.XE ?? 0n));
-    if (rep) this.addWeight(ctx, rep, xe);
-
-    this.store.accounts.removeSync(chainKey(account, h));
-    const seq = this.store.hashes.get(hashKey(b.hash));
-    if (seq) this.store.blocks.removeSync(seq);
-    this.store.hashes.removeSync(hashKey(b.hash));
-    ctx.counters.blocks -= 1;
-    if (h === 1) {
-      this.store.accounts.removeSync(accountKey(account));
-      this.store.unfinal.removeSync(account);
-      ctx.counters.accounts -= 1;
-      return;
-    }
-    const prev = this.blockAt(account, h - 1)!.block;
-    const balances = { ...acct.balances, [b.asset]: this.balanceAt(account, h - 1, b.asset) };
-    if (credit) balances[credit.asset] = (balances[credit.asset] ?? 0n) - credit.amount;
-    const next: AccountRecord = {
-      ...acct,
-      height: h - 1,
-      frontier: prev.hash,
-      balances,
-      last_timestamp: prev.timestamp,
-    };
-    if (rep) next.representative = rep;
-    else delete next.representative;
-    if (claims && claims.length > 0) next.claims = claims;
-    else delete next.claims;
-    this.writeAccount(account, next);
   }
 
   private checkMultisig(block: SignedBlock, acct: AccountRecord | undefined, hash: Uint8Array): void {
@@ -977,16 +819,6 @@ export interface FinalizeAdvance {
   to: number;
 }
 
-/** The running view of one group transaction: counters and weights, written once at its end. */
-interface WriteContext {
-  counters: Counters;
-  reps: Map<string, bigint>;
-  /** Winners applied by conflict resolution in this group (announced like accepted blocks). */
-  resolved: CommittedBlock[];
-  /** Stored weights when the group began (read on first use). */
-  baseReps?: Map<string, bigint>;
-}
-
 type WriteOp =
   | {
       kind: 'block';
@@ -1025,10 +857,6 @@ type WriteOp =
       resolve: (r: string[]) => void;
       reject: (e: Error) => void;
     };
-
-/** Types a staged sibling may have (their effects can be undone); others keep the fork refused. */
-const STAGEABLE = new Set(['send', 'receive', 'claim', 'burn', 'mint', ...LEASE_FAMILY]);
-const MAX_CANDIDATES = 10;
 
 /** Same credentials: the one signature, or the same signer list (the hash covers everything else). */
 function sameCredentials(a: Block, b: Block): boolean {

@@ -1,0 +1,12 @@
+import type { Counters } from './counters.ts';
+import type { CommittedBlock } from './ledger.ts';
+
+/** The running view of one group transaction: counters and weights, written once at its end. */
+export interface WriteContext {
+  counters: Counters;
+  reps: Map<string, bigint>;
+  /** Winners applied by conflict resolution in this group (announced like accepted blocks). */
+  resolved: CommittedBlock[];
+  /** Stored weights when the group began (read on first use). */
+  baseReps?: Map<string, bigint>;
+}
