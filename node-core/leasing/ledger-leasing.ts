@@ -226,7 +226,7 @@ export class LedgerLeasing {
   }
 
   /** The `epoch.N` records of the state chain (few: one per oracle period). */
-  private epochs(): EpochRecord[] {
+  epochs(): EpochRecord[] {
     const out: EpochRecord[] = [];
     for (const { key, value } of this.sc.kvList({ offset: 0, limit: 100_000, prefix: 'epoch.' })) {
       const e = parseEpoch(key, value);

@@ -165,3 +165,40 @@ export function verifyAttestation(
     return false;
   }
 }
+
+// ---- lease signature (tunnel, exec, console) -----------------------------------------------------
+
+/** How long a timestamped lease signature is valid either side of the node's clock (D12). */
+export const LEASE_SIGNATURE_WINDOW_NS = 60_000_000_000n;
+
+/**
+ * What the lease's access key signs to open its tunnel or run a command in its VM (protocol.md 8.5,
+ * decisions D12, D17): the 32 raw bytes of the lease hash (the reference's replayable form), or,
+ * with `timestamp`, those bytes followed by the timestamp as 8 bytes big-endian (the replay-proof form).
+ */
+export function leaseSignatureMessage(leaseHashHex: string, timestamp?: bigint): Uint8Array {
+  const hash = hexToBytes(leaseHashHex, 32, 'lease_hash');
+  return timestamp === undefined ? hash : concatBytes(hash, u64BE(timestamp));
+}
+
+export function signLeaseAccess(leaseHashHex: string, seed: Uint8Array, timestamp?: bigint): string {
+  return bytesToHex(signBytes(leaseSignatureMessage(leaseHashHex, timestamp), seed));
+}
+
+export function verifyLeaseAccess(
+  leaseHashHex: string,
+  accessPubKeyHex: string,
+  signatureHex: string,
+  timestamp?: bigint,
+  verify: Verifier = verifyBytes,
+): boolean {
+  try {
+    return verify(
+      hexToBytes(signatureHex, 64),
+      leaseSignatureMessage(leaseHashHex, timestamp),
+      hexToBytes(accessPubKeyHex, 32),
+    );
+  } catch {
+    return false;
+  }
+}

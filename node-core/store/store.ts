@@ -79,6 +79,8 @@ export class Store {
   readonly stateBlocks: Database<string, number>;
   /** state-chain key -> value JSON text, verbatim */
   readonly kv: Database<string, string>;
+  /** lease hash (64 hex) -> this provider's VM for it (leasing/provider/vm-book.ts), JSON */
+  readonly vms: Database<string, string>;
 
   private constructor(root: RootDatabase) {
     this.root = root;
@@ -105,6 +107,7 @@ export class Store {
     this.certificates = text<string>('certificates');
     this.stateBlocks = text<number>('state_blocks');
     this.kv = text<string>('kv');
+    this.vms = text<string>('vms');
   }
 
   static open(opts: StoreOptions): Store {
