@@ -866,6 +866,15 @@ export class LedgerNode {
     return this.statechain.timekeepers?.keys.includes(this.nodeKey.pub_key) === true;
   }
 
+  /**
+   * Timekeeper attestations of `subject` (a lease hash) now: every connected peer's that answers
+   * (with peer-to-peer networking) and this node's own when its key is listed.
+   */
+  async gatherAttestations(subject: string): Promise<Attestation[]> {
+    if (this.attestations) return this.attestations.gatherAttestations(subject);
+    return this.isTimekeeper() ? [this.attest(subject)] : [];
+  }
+
   /** This node's timekeeper attestation of `subject` now. */
   private attest(subject: string): Attestation {
     return localAttestation(subject, this.now(), {
