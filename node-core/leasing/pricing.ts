@@ -1,4 +1,12 @@
-import { U64_MAX } from '../protocol/int.ts';
+import {
+  ceilDiv,
+  checkedMul,
+  checkLeaseBounds as checkBounds,
+  type LeaseDimensions,
+  LeaseCostError,
+  leaseCost as cost,
+  u64 as u64Checked,
+} from '../protocol/lease-cost.ts';
 import { LeasingError } from './errors.ts';
 
 /**
@@ -6,26 +14,36 @@ import { LeasingError } from './errors.ts';
  * consumer escrows, the provider's stake, the XE emitted at settle, and the dimension bounds.
  * Everything is bigint micro-units; every step of the cost and the emission is checked against
  * 2^64-1, as the reference node's unsigned 64-bit arithmetic is (an overflow rejects the block).
+ *
+ * The cost formula and the bounds are isomorphic (node-core/protocol/lease-cost.ts, which the GUI's
+ * quote uses too); here they are re-exported with their failures as LeasingError.
  */
+export {
+  ceilDiv,
+  DEFAULT_LEASE_MIN_DURATION_SECS,
+  DEFAULT_PRICE_MULTIPLIER_MILLI,
+  DISK_GB_PRICE_PER_HOUR,
+  type LeaseDimensions,
+  MAX_LEASE_DISK_GB,
+  MAX_LEASE_DURATION_SECS,
+  MAX_LEASE_MEMORY_MB,
+  MAX_LEASE_VCPUS,
+  MEMORY_GIB_PRICE_PER_HOUR,
+  VCPU_PRICE_PER_HOUR,
+} from '../protocol/lease-cost.ts';
 
-/** Hourly price of one unit of each dimension, micro-XUSD, before the certificate's multiplier. */
-export const VCPU_PRICE_PER_HOUR = 20_000n;
-export const MEMORY_GIB_PRICE_PER_HOUR = 10_000n;
-export const DISK_GB_PRICE_PER_HOUR = 1_000n;
-
-/** The `price_multiplier_milli` a provider has unless set (its range: protocol/certificate.ts). */
-export const DEFAULT_PRICE_MULTIPLIER_MILLI = 1000n;
+/** Runs `fn`, a LeaseCostError coming out as the same LeasingError (code, message, field). */
+function leasing<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof LeaseCostError) throw new LeasingError(e.code, e.message, e.field);
+    throw e;
+  }
+}
 
 /** R used when no epoch exists yet (the genesis `epoch.0` has the same value). */
 export const FALLBACK_R = 2000n;
-
-export interface LeaseDimensions {
-  vcpus: bigint;
-  memory_mb: bigint;
-  disk_gb: bigint;
-  /** Seconds. */
-  duration: bigint;
-}
 
 /** The locked emission parameters a `lease_accept` carries (protocol.md section 3.3). */
 export interface LockedEmissionParams {
@@ -41,53 +59,17 @@ export interface EpochEmission {
   twap_milli_usd: bigint;
 }
 
-function u64(v: bigint, field: string): bigint {
-  if (v < 0n || v > U64_MAX) throw new LeasingError('out_of_range', `${field} is not a u64`, field);
-  return v;
+const u64 = (v: bigint, field: string): bigint => leasing(() => u64Checked(v, field));
+const mul = (a: bigint, b: bigint, what: string): bigint => leasing(() => checkedMul(a, b, what));
+
+/** The lease cost in micro-XUSD (protocol/lease-cost.ts), failures as LeasingError. */
+export function leaseCost(dims: LeaseDimensions, multiplierMilli?: bigint): bigint {
+  return leasing(() => cost(dims, multiplierMilli));
 }
 
-/** a × b, refused past 2^64-1 (`what` names the step in the error). */
-function mul(a: bigint, b: bigint, what: string): bigint {
-  const p = a * b;
-  if (p > U64_MAX) throw new LeasingError('overflow', `lease ${what} overflows 2^64-1`);
-  return p;
-}
-
-function add(a: bigint, b: bigint, what: string): bigint {
-  const s = a + b;
-  if (s > U64_MAX) throw new LeasingError('overflow', `lease ${what} overflows 2^64-1`);
-  return s;
-}
-
-/** ⌈a / b⌉ for b > 0, written as quotient plus a remainder bit so no step exceeds a. */
-export function ceilDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b === 0n ? q : q + 1n;
-}
-
-/**
- * Lease cost in micro-XUSD, billed per started minute with memory in started GiB:
- * per_hour = vcpus·20,000 + ⌈memory_mb/1024⌉·10,000 + disk_gb·1,000;
- * cost = max(1, ⌈⌈per_hour·⌈duration/60⌉/60⌉ · multiplier_milli / 1000⌉).
- */
-export function leaseCost(
-  dims: LeaseDimensions,
-  multiplierMilli: bigint = DEFAULT_PRICE_MULTIPLIER_MILLI,
-): bigint {
-  const minutes = ceilDiv(u64(dims.duration, 'duration'), 60n);
-  const memGiB = ceilDiv(u64(dims.memory_mb, 'memory_mb'), 1024n);
-  const perHour = add(
-    add(
-      mul(u64(dims.vcpus, 'vcpus'), VCPU_PRICE_PER_HOUR, 'vcpu price'),
-      mul(memGiB, MEMORY_GIB_PRICE_PER_HOUR, 'memory price'),
-      'hourly price',
-    ),
-    mul(u64(dims.disk_gb, 'disk_gb'), DISK_GB_PRICE_PER_HOUR, 'disk price'),
-    'hourly price',
-  );
-  const base = ceilDiv(mul(perHour, minutes, 'base cost'), 60n);
-  const cost = ceilDiv(mul(base, u64(multiplierMilli, 'price_multiplier_milli'), 'cost'), 1000n);
-  return cost < 1n ? 1n : cost;
+/** The dimension bounds (protocol/lease-cost.ts), a refusal as LeasingError 'lease_bounds'. */
+export function checkLeaseBounds(dims: LeaseDimensions, minDurationSecs?: bigint): void {
+  leasing(() => checkBounds(dims, minDurationSecs));
 }
 
 /**
@@ -132,38 +114,4 @@ export function lockedParamsFor(epoch: EpochEmission | undefined): LockedEmissio
     locked_payout_cap: epoch.payout_cap,
     locked_twap_milli: epoch.twap_milli_usd,
   };
-}
-
-// ---- dimension bounds (reference-behavior.md 3.3) ------------------------------------------------
-
-export const MAX_LEASE_VCPUS = 4096n;
-export const MAX_LEASE_MEMORY_MB = 67_108_864n; // 64 TiB
-export const MAX_LEASE_DISK_GB = 1_048_576n; // 1 PiB
-export const MAX_LEASE_DURATION_SECS = 31_536_000n; // 365 days
-/** The compiled minimum duration; a genesis may pin another (see timing.ts). */
-export const DEFAULT_LEASE_MIN_DURATION_SECS = 60n;
-
-/**
- * Refuses a lease outside the bounds: all dimensions zero, one above its maximum, or a duration
- * outside [minDurationSecs, 365 days]. `minDurationSecs` is the genesis-pinned minimum.
- */
-export function checkLeaseBounds(
-  dims: LeaseDimensions,
-  minDurationSecs: bigint = DEFAULT_LEASE_MIN_DURATION_SECS,
-): void {
-  const fail = (message: string, field: string): never => {
-    throw new LeasingError('lease_bounds', message, field);
-  };
-  if (dims.vcpus === 0n && dims.memory_mb === 0n && dims.disk_gb === 0n) {
-    fail('a lease needs at least one of vcpus, memory_mb or disk_gb', 'vcpus');
-  }
-  const max = (v: bigint, limit: bigint, field: string) => {
-    if (v < 0n || v > limit) fail(`${field} must be from 0 to ${limit}`, field);
-  };
-  max(dims.vcpus, MAX_LEASE_VCPUS, 'vcpus');
-  max(dims.memory_mb, MAX_LEASE_MEMORY_MB, 'memory_mb');
-  max(dims.disk_gb, MAX_LEASE_DISK_GB, 'disk_gb');
-  if (dims.duration < minDurationSecs || dims.duration > MAX_LEASE_DURATION_SECS) {
-    fail(`duration must be from ${minDurationSecs} to ${MAX_LEASE_DURATION_SECS} seconds`, 'duration');
-  }
 }
