@@ -35,6 +35,9 @@ import { type LeaseRequestOptions, LeaseRequests } from './leasing/marketplace/l
 import { Marketplace, type MarketplaceOptions } from './leasing/marketplace/marketplace.ts';
 import { leaseStake } from './leasing/pricing.ts';
 import { NodeWallet } from './node-wallet.ts';
+import type { LeaseHolds } from './leasing/consumer/hold.ts';
+import type { LeaseRenewals } from './leasing/consumer/renewals.ts';
+import { consumerMarketDeps, startConsumer } from './leasing/consumer/wiring.ts';
 import { ArchiveSweep } from './leasing/archive-sweep.ts';
 import { AttestationGatherer } from './leasing/attestation-gatherer.ts';
 import { AttestationResponder } from './leasing/attestation-responder.ts';
@@ -252,6 +255,10 @@ export class LedgerNode {
   /** The node's own account writing its own blocks (the operator's leases). */
   nodeWallet!: NodeWallet;
   leaseRequests!: LeaseRequests;
+  /** Renewals of the node account's leases, and attestations for clients' lease blocks. */
+  leaseRenewals!: LeaseRenewals;
+  /** Holds: the node account's leases kept alive by renewals shortly before expiry. */
+  leaseHolds: LeaseHolds | undefined;
   /** Expires accepted leases nobody settled once their escrow is past claiming (LS-04). */
   archiveSweep: ArchiveSweep | undefined;
   /** Timekeeper attestations from this node and its peers (with peer-to-peer networking). */
@@ -358,6 +365,7 @@ export class LedgerNode {
     this.electionPuller?.stop();
     this.selfRegistration?.stop();
     this.directory?.stop();
+    await this.leaseHolds?.stop();
     this.marketplace?.stop();
     await this.nodeWallet?.stop();
     this.syncer?.stop();
@@ -605,6 +613,7 @@ export class LedgerNode {
         leasesOf: (provider) => this.ledger.leases.list({ provider }, 0, Number.MAX_SAFE_INTEGER).leases,
         capacity: this.opts.provide,
         canStake: (cost) => leaseStake(cost, BigInt(this.statechain.lease.stake_milli)) <= xusd(),
+        ...consumerMarketDeps(this),
         sign: signBytesNode,
         verify: verifyBytesNode,
       },
@@ -622,9 +631,17 @@ export class LedgerNode {
     });
     const market = this.marketplace;
     this.leaseRequests = new LeaseRequests(
-      { findOffer: (want, o) => market.findOffer(want, o), wallet: this.nodeWallet },
+      {
+        findOffer: (want, o) => market.findOffer(want, o),
+        canAsk: () => market.canAsk(k.address),
+        wallet: this.nodeWallet,
+      },
       this.opts.marketplace,
     );
+    ({ renewals: this.leaseRenewals, holds: this.leaseHolds } = startConsumer(
+      this,
+      this.opts.marketplace?.hold,
+    ));
   }
 
   /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */

@@ -81,6 +81,8 @@ export class Store {
   readonly kv: Database<string, string>;
   /** lease hash (64 hex) -> this provider's VM for it (leasing/provider/vm-book.ts), JSON */
   readonly vms: Database<string, string>;
+  /** lease hash (64 hex) -> the node account's hold on it (leasing/consumer/hold.ts), JSON */
+  readonly leaseHolds: Database<string, string>;
 
   private constructor(root: RootDatabase) {
     this.root = root;
@@ -108,6 +110,7 @@ export class Store {
     this.stateBlocks = text<number>('state_blocks');
     this.kv = text<string>('kv');
     this.vms = text<string>('vms');
+    this.leaseHolds = text<string>('lease_holds');
   }
 
   static open(opts: StoreOptions): Store {

@@ -6,6 +6,7 @@ import { LeasingError } from '../../leasing/errors.ts';
 import { localAttestation } from '../../leasing/local-attestation.ts';
 import { LEASE_STATES, type LeaseRecord, type LeaseState } from '../../leasing/records.ts';
 import { ApiError } from '../errors.ts';
+import { leaseHoldJson } from './leases.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import { errorSchema, hex64, lower, page, type Page, pageQuery } from './common.ts';
 
@@ -130,7 +131,8 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
       async handler(req) {
         const r = node.ledger.leases.get(lower(req.params.hash));
         if (!r) throw ApiError.notFound('lease not found');
-        return leaseJson(r);
+        // `hold` only when the node account holds (or held) it: POST /lease/{hash}/hold.
+        return { ...leaseJson(r), ...leaseHoldJson(node, r.lease_hash) };
       },
     }),
     defineRoute({

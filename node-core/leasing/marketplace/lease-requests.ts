@@ -2,14 +2,17 @@ import type { SignedBlock } from '../../protocol/block-sign.ts';
 import { MIN_PRICE_MULTIPLIER_MILLI } from '../../protocol/certificate.ts';
 import type { MarketplaceOffer } from '../../protocol/marketplace.ts';
 import type { BlockDraft } from '../../node-wallet.ts';
+import type { HoldOptions } from '../consumer/hold.ts';
 import { checkLeaseBounds, leaseCost } from '../pricing.ts';
 import type { LeaseWant } from './marketplace.ts';
 
 /**
  * `POST /lease/request` (reference-behavior.md 4.9): the operator's lease, paid from the node's
- * own account. The balance is checked before anything is published; the marketplace finds the
- * first valid offer the account can pay; the node builds the `lease` block from that offer and
- * submits it, and the answer is the hash of that very block (decisions D17, LS-20).
+ * own account. The balance is checked before anything is published; a request nobody could answer
+ * (no peer, and this node cannot lease to itself) fails at once; the marketplace finds the cheapest
+ * valid offer the account can pay (the reference takes the first, 4.9); the node builds the `lease`
+ * block from that offer and submits it, and the answer is the hash of that very block (decisions
+ * D17, LS-20).
  *
  * An offer from this node itself is never taken: the node's account is the consumer, and the
  * ledger refuses a lease to oneself ("cannot lease to self").
@@ -33,6 +36,8 @@ export interface LeaseRequestDeps {
     want: LeaseWant,
     opts: { deadlineMs?: number; acceptable?: (offer: MarketplaceOffer) => boolean },
   ): Promise<MarketplaceOffer | undefined>;
+  /** Whether a request of the node's account reaches anyone who could offer (default: yes). */
+  canAsk?: () => boolean;
   wallet: {
     readonly address: string;
     balance(asset: string): bigint;
@@ -43,6 +48,8 @@ export interface LeaseRequestDeps {
 export interface LeaseRequestOptions {
   /** How long to wait for an offer (default: the marketplace's, 30 s). */
   offerDeadlineMs?: number;
+  /** Lease holds of the node account (leasing/consumer/hold.ts): segment, lead, check interval. */
+  hold?: HoldOptions;
 }
 
 export class LeaseRequests {
@@ -71,6 +78,11 @@ export class LeaseRequests {
         `insufficient XUSD balance: the node account ${wallet.address} holds ${held} micro-XUSD, the lease costs at least ${floor}`,
       );
     }
+    if (this.deps.canAsk && !this.deps.canAsk())
+      throw new LeaseRequestError(
+        'no_providers',
+        'no providers: this node has no peers to ask, and it cannot lease from itself',
+      );
     let cheapestRefused: bigint | undefined;
     const offer = await this.deps.findOffer(want, {
       deadlineMs: this.opts.offerDeadlineMs,

@@ -22,7 +22,7 @@ import { type Availability, availability, fits, type ProviderCapacity } from './
 /**
  * The compute marketplace on gossip topic `xe/marketplace` (reference-behavior.md 4.9): a provider
  * advertises its capacity and answers requests it can serve with a signed offer; a consumer
- * publishes a request and takes the first valid offer. Every message is signed by the account it
+ * publishes a request and takes the cheapest valid offer. Every message is signed by the account it
  * names; this component checks signatures and timestamps for the topic validator, keeps the
  * providers' ads (ad-book.ts) and computes their availability from lease records (capacity.ts).
  */
@@ -37,6 +37,11 @@ export const MAX_FUTURE_NS = 120n * SECOND_NS;
 export const MESSAGE_MAX_AGE_NS = 120n * SECOND_NS;
 /** How long a consumer waits for an offer (the reference's 30 s). */
 export const OFFER_DEADLINE_MS = 30_000;
+/**
+ * How long a consumer keeps listening after the first acceptable offer, for a cheaper one, unless
+ * every provider that could serve has answered before.
+ */
+export const OFFER_GATHER_MS = 3_000;
 /** Held offers are looked at again this often: a certificate they name may arrive meanwhile. */
 export const OFFER_POLL_MS = 500;
 /** Requests and offers remembered to ignore replays, at most. */
@@ -73,6 +78,13 @@ export interface MarketplaceDeps {
   leasesOf: (provider: string) => Iterable<LeaseRecord>;
   /** This node's capacity as a provider; undefined: it provides nothing. */
   capacity?: ProviderCapacity;
+  /**
+   * Whether a published request reaches anyone: peer-to-peer networking with a connected peer
+   * (default: yes). When it does not and this node cannot answer itself, nobody is asked.
+   */
+  reachable?: () => boolean;
+  /** A provider's standing for breaking price ties (higher is better; default 0 for all). */
+  reputation?: (provider: string) => bigint;
   /** Whether this node's account can stake for a lease of `cost` (default: yes). */
   canStake?: (cost: bigint) => boolean;
   sign?: (message: Uint8Array, seed: Uint8Array) => Uint8Array;
@@ -85,6 +97,8 @@ export interface MarketplaceOptions {
   adIntervalMs?: number;
   /** How long an ad is listed after it was signed (default AD_TTL_NS, 15 min). */
   adTtlNs?: bigint;
+  /** How long a consumer listens after the first acceptable offer (default OFFER_GATHER_MS). */
+  gatherMs?: number;
 }
 
 export interface MarketplaceStats {
@@ -101,16 +115,52 @@ export type LeaseWant = LeaseDimensions;
 
 interface Negotiation {
   request: MarketplaceRequest;
-  /** Offers heard, in arrival order, not yet found invalid. */
+  /** Offers heard and not judged yet (their certificate is not known yet). */
   offers: MarketplaceOffer[];
+  /** Valid, acceptable offers. */
+  taken: MarketplaceOffer[];
+  /** Providers whose offer was judged. */
+  answered: Set<string>;
+  /** Providers whose live ad leaves room for the lease: once all answered, no need to wait. */
+  expected: Set<string>;
   acceptable: (offer: MarketplaceOffer) => boolean;
-  done: (offer: MarketplaceOffer | undefined) => void;
+  /** Starts the gather window (once). */
+  firstTaken: () => void;
+  done: () => void;
+}
+
+export interface NegotiationOptions {
+  /** How long to listen at most (default OFFER_DEADLINE_MS, 30 s). */
+  deadlineMs?: number;
+  /** How long to keep listening after the first acceptable offer (default: the marketplace's). */
+  gatherMs?: number;
+  /** The consumer's own check of an offer (its balance); refused offers are not returned. */
+  acceptable?: (offer: MarketplaceOffer) => boolean;
+}
+
+export type OfferRequestErrorCode =
+  | 'request_signature' // the signature does not verify
+  | 'request_key' // consumer_pub_key does not derive consumer
+  | 'request_stale' // signed longer ago than MESSAGE_MAX_AGE_NS
+  | 'request_future' // signed further ahead than MAX_FUTURE_NS
+  | 'request_bounds' // dimensions or duration the ledger would refuse
+  | 'request_replayed'; // this request id was submitted or heard already
+
+/** A request submitted to `offersFor` that is refused before anything is published. */
+export class OfferRequestError extends Error {
+  readonly code: OfferRequestErrorCode;
+  constructor(code: OfferRequestErrorCode, message: string) {
+    super(message);
+    this.name = 'OfferRequestError';
+    this.code = code;
+  }
 }
 
 export class Marketplace {
   private readonly deps: MarketplaceDeps;
   private readonly adIntervalMs: number;
   private readonly adTtlNs: bigint;
+  private readonly gatherMs: number;
   readonly ads: AdBook;
   private readonly seen = new Map<string, bigint>();
   private readonly negotiations = new Map<string, Negotiation>();
@@ -130,6 +180,7 @@ export class Marketplace {
     this.deps = deps;
     this.adIntervalMs = opts.adIntervalMs ?? AD_INTERVAL_MS;
     this.adTtlNs = opts.adTtlNs ?? AD_TTL_NS;
+    this.gatherMs = opts.gatherMs ?? OFFER_GATHER_MS;
     this.ads = new AdBook({ ttlNs: this.adTtlNs });
   }
 
@@ -147,7 +198,7 @@ export class Marketplace {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    for (const n of [...this.negotiations.values()]) n.done(undefined);
+    for (const n of [...this.negotiations.values()]) n.done();
   }
 
   /** A new peer hears nothing of this provider until the next ad: the next tick advertises. */
@@ -312,21 +363,31 @@ export class Marketplace {
     });
     this.stats.offers_published += 1;
     this.deps.publish({ type: 'offer', offer });
+    // A request submitted here (offersFor) hears this node's offer directly.
+    const n = this.negotiations.get(r.request_id);
+    if (n) {
+      n.offers.push(offer);
+      this.judge(n);
+    }
   }
 
   // ---- consumer ----------------------------------------------------------------------------------
 
   /**
-   * Publishes a request for `want` and resolves with the first valid offer that `acceptable` takes
-   * (the consumer's balance check), or undefined when none came within `deadlineMs`. Valid: the
-   * terms asked for, a certificate of that provider this node knows and that has not expired, and
-   * the exact cost at its multiplier (what the ledger will check of the lease block). An offer
-   * naming a certificate not known yet is held and looked at again every OFFER_POLL_MS.
+   * Whether a request from `consumer` reaches anyone who could offer: a connected peer, or this
+   * node's own provider (never for its own account: the ledger refuses a lease to oneself).
    */
-  findOffer(
-    want: LeaseWant,
-    opts: { deadlineMs?: number; acceptable?: (offer: MarketplaceOffer) => boolean } = {},
-  ): Promise<MarketplaceOffer | undefined> {
+  canAsk(consumer: string): boolean {
+    if (this.deps.reachable?.() ?? true) return true;
+    return consumer !== this.address && this.ownCertificate() !== undefined;
+  }
+
+  /**
+   * Publishes a request for `want` signed by this node's key and resolves with the cheapest valid
+   * offer that `acceptable` takes (the consumer's balance check), or undefined when none came within
+   * the deadline. See negotiate() for how long it listens and how offers are ranked.
+   */
+  async findOffer(want: LeaseWant, opts: NegotiationOptions = {}): Promise<MarketplaceOffer | undefined> {
     const now = this.deps.now();
     const request = this.signed('request', {
       consumer: this.address,
@@ -335,38 +396,138 @@ export class Marketplace {
       ...want,
       timestamp: now,
     });
+    return (await this.negotiate(request, opts))[0];
+  }
+
+  /**
+   * A request signed by another account (the GUI's user), submitted to this node: checked like a
+   * gossiped one (key derives the consumer, signature, timestamp fresh, not seen before, a lease the
+   * ledger would take), then negotiated like the node's own: published, answered by this node's own
+   * provider too, and the valid offers returned cheapest first. Throws OfferRequestError.
+   */
+  async offersFor(request: MarketplaceRequest, opts: NegotiationOptions = {}): Promise<MarketplaceOffer[]> {
+    const now = this.deps.now();
+    const ts = request.timestamp;
+    if (ts > now + MAX_FUTURE_NS)
+      throw new OfferRequestError('request_future', 'request timestamp is in the future');
+    if (ts < now - MESSAGE_MAX_AGE_NS)
+      throw new OfferRequestError(
+        'request_stale',
+        `request timestamp is stale: older than ${MESSAGE_MAX_AGE_NS / SECOND_NS} s`,
+      );
+    try {
+      verifyMarketplaceMessage('request', request, this.deps.networkId(), this.deps.verify ?? verifyBytes);
+    } catch (e) {
+      if (!(e instanceof MarketplaceError)) throw e;
+      throw new OfferRequestError(
+        e.code === 'ERR_MARKET_KEY' ? 'request_key' : 'request_signature',
+        e.code === 'ERR_MARKET_KEY'
+          ? 'consumer_pub_key does not derive consumer'
+          : 'invalid request signature',
+      );
+    }
+    try {
+      checkLeaseBounds(request);
+    } catch (e) {
+      throw new OfferRequestError('request_bounds', (e as Error).message);
+    }
+    if (this.negotiations.has(request.request_id) || this.seen.has(`r/${request.request_id}`))
+      throw new OfferRequestError('request_replayed', 'request already submitted');
+    return this.negotiate(request, opts);
+  }
+
+  /**
+   * Publishes `request` and listens for offers. Each offer is checked (negotiate's terms, a
+   * certificate of that provider this node knows and that has not expired, the exact cost at its
+   * multiplier); one naming a certificate not known yet is held and looked at again every
+   * OFFER_POLL_MS. The listening ends at the deadline, or as soon as every provider whose live ad
+   * leaves room for the lease has answered, or `gatherMs` after the first acceptable offer, whichever
+   * comes first. Resolves with the acceptable offers, cheapest first; ties go to the provider with
+   * the better reputation, then the lower address. Nobody to ask (canAsk): [] at once, nothing sent.
+   */
+  negotiate(request: MarketplaceRequest, opts: NegotiationOptions = {}): Promise<MarketplaceOffer[]> {
+    if (!this.canAsk(request.consumer)) return Promise.resolve([]);
+    const now = this.deps.now();
+    const own = request.consumer !== this.address;
+    const expected = this.couldServe(request, own, now);
+    const gatherMs = opts.gatherMs ?? this.gatherMs;
     return new Promise((resolve) => {
       const poll = setInterval(() => this.judge(n), OFFER_POLL_MS);
-      const deadline = setTimeout(() => n.done(undefined), opts.deadlineMs ?? OFFER_DEADLINE_MS);
+      const deadline = setTimeout(() => n.done(), opts.deadlineMs ?? OFFER_DEADLINE_MS);
+      let gather: NodeJS.Timeout | undefined;
       const n: Negotiation = {
         request,
         offers: [],
+        taken: [],
+        answered: new Set(),
+        expected,
         acceptable: opts.acceptable ?? (() => true),
-        done: (offer) => {
+        firstTaken: () => {
+          gather ??= setTimeout(() => n.done(), gatherMs);
+        },
+        done: () => {
           clearInterval(poll);
           clearTimeout(deadline);
+          clearTimeout(gather);
+          if (this.negotiations.get(request.request_id) !== n) return;
           this.negotiations.delete(request.request_id);
-          resolve(offer);
+          resolve(this.ranked(n.taken));
         },
       };
       this.negotiations.set(request.request_id, n);
+      this.firstSight(`r/${request.request_id}`, now);
       this.stats.requests_published += 1;
       this.deps.publish({ type: 'request', request });
+      // Our own gossip is not delivered back to us: this node's provider answers here.
+      if (own) this.answer(request);
     });
   }
 
-  /** Takes the first held offer that is valid and acceptable; drops the ones that can never be. */
+  /** Providers whose live ad (or own capacity) leaves room for `want`, by what this node knows. */
+  private couldServe(want: LeaseWant, includeSelf: boolean, now: bigint): Set<string> {
+    const out = new Set<string>();
+    const room = (address: string, cap: ProviderCapacity) =>
+      fits(cap, availability(cap, this.deps.leasesOf(address)), want);
+    for (const ad of this.ads.live(now))
+      if (ad.provider !== this.address && room(ad.provider, ad)) out.add(ad.provider);
+    const own = this.deps.capacity;
+    if (includeSelf && own && this.ownCertificate(now) && room(this.address, own)) out.add(this.address);
+    return out;
+  }
+
+  /** Cheapest first; then the better provider reputation; then the lower address. */
+  private ranked(offers: MarketplaceOffer[]): MarketplaceOffer[] {
+    const rep = new Map<string, bigint>();
+    const score = (a: string) => {
+      let s = rep.get(a);
+      if (s === undefined) rep.set(a, (s = this.deps.reputation?.(a) ?? 0n));
+      return s;
+    };
+    return [...offers].sort((a, b) => {
+      if (a.total_cost !== b.total_cost) return a.total_cost < b.total_cost ? -1 : 1;
+      const ra = score(a.provider);
+      const rb = score(b.provider);
+      if (ra !== rb) return ra > rb ? -1 : 1;
+      return a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : 0;
+    });
+  }
+
+  /**
+   * Sorts held offers: valid and acceptable ones are taken, invalid ones dropped, those naming an
+   * unknown certificate kept for later. Ends the negotiation once every expected provider answered.
+   */
   private judge(n: Negotiation): void {
     const now = this.deps.now();
     for (const offer of [...n.offers]) {
       const verdict = this.offerValidity(n.request, offer, now);
       if (verdict === 'wait') continue;
       n.offers.splice(n.offers.indexOf(offer), 1);
-      if (verdict === 'valid' && n.acceptable(offer)) {
-        n.done(offer);
-        return;
-      }
+      n.answered.add(offer.provider);
+      if (verdict === 'valid' && n.acceptable(offer)) n.taken.push(offer);
     }
+    if (n.taken.length === 0) return;
+    if (n.expected.size > 0 && [...n.expected].every((p) => n.answered.has(p))) n.done();
+    else n.firstTaken();
   }
 
   private offerValidity(
