@@ -254,7 +254,11 @@ describe('HTTP API: proxy form', () => {
         ...manifest.map((e) => `${e.method} ${e.path}`),
       ]);
       expect(doc.endpoints.find((e) => e.path === '/lease/request')?.auth).toBe('admin');
-      expect(doc.endpoints.filter((e) => e.auth !== 'none').map((e) => e.path)).toEqual(['/lease/request']);
+      expect(doc.endpoints.filter((e) => e.auth !== 'none').map((e) => e.path)).toEqual([
+        '/lease/request',
+        '/lease/{hash}/renew',
+        '/lease/{hash}/hold',
+      ]);
       expect((await get('/api')).body).toEqual(r.body);
     });
 
