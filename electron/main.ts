@@ -25,6 +25,7 @@ import {
 } from 'electron';
 import type { Session, WebContents } from 'electron';
 import { pino } from 'pino';
+import { DEFAULT_PROVIDE } from '../node-core/leasing/provider/policy.ts';
 import type { LedgerNode } from '../node-core/node.ts';
 import { desktopCsp, withCsp } from './csp.ts';
 import { iconPng } from './icon.ts';
@@ -102,6 +103,9 @@ function run(): void {
       dataDir: join(userData, 'node'),
       uiDir: join(app.getAppPath(), 'renderer', 'dist'),
       verifyThreads: desktopVerifyThreads(),
+      // The development network provides where a VM driver works (decisions D9).
+      provide: { ...DEFAULT_PROVIDE },
+      vm: { driver: 'auto' },
       logger: log,
     }),
   );

@@ -38,6 +38,13 @@ import { NodeWallet } from './node-wallet.ts';
 import type { LeaseHolds } from './leasing/consumer/hold.ts';
 import type { LeaseRenewals } from './leasing/consumer/renewals.ts';
 import { consumerMarketDeps, startConsumer } from './leasing/consumer/wiring.ts';
+import { epochCandidates } from './leasing/epochs.ts';
+import { lockedParamsFor } from './leasing/pricing.ts';
+import type { LeasePolicy } from './leasing/provider/policy.ts';
+import { Provider, type ProviderOptions } from './leasing/provider/provider.ts';
+import { VmAccess } from './leasing/provider/vm-access.ts';
+import { VmBook } from './leasing/provider/vm-book.ts';
+import { chooseDriver, type DriverChoice } from './vm/choose-driver.ts';
 import { ArchiveSweep } from './leasing/archive-sweep.ts';
 import { AttestationGatherer } from './leasing/attestation-gatherer.ts';
 import { AttestationResponder } from './leasing/attestation-responder.ts';
@@ -53,6 +60,8 @@ import { DEFAULT_LEASE_TIMING, type LeaseTiming, leaseTimingFromGenesis } from '
 import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { Directory } from './net/directory.ts';
+import { answerTunnel, openTunnel, TUNNEL_PROTOCOL } from './net/tunnel.ts';
+import { vmLeaseJson } from './api/routes/vms.ts';
 // The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
 // good part of a second to load, which a node without peers should not pay at start-up.
 import type { ElectionPuller, ElectionPullOptions } from './net/election-pull.ts';
@@ -91,6 +100,11 @@ export interface NodeOptions {
   genesisSet?: DevnetOptions['genesisSet'];
   /** Capacity this node offers as a provider (`--provide-*`); absent: it provides nothing. */
   provide?: ProviderCapacity;
+  /**
+   * How a provider runs its lease VMs (decisions D16). Without it (or with driver 'none') a node
+   * with `provide` advertises and offers but runs no VMs and accepts nothing by itself.
+   */
+  vm?: VmOptions;
   /** Marketplace timings: ad interval and lifetime, the offer deadline of lease requests. */
   marketplace?: MarketplaceOptions & LeaseRequestOptions;
   /**
@@ -155,6 +169,22 @@ export interface NodeOptions {
   now?: () => bigint;
 }
 
+export interface VmOptions {
+  /**
+   * 'auto': qemu where it works, else the sandbox on a development network; 'qemu'; 'sandbox'
+   * (bubblewrap, no VM boundary: refused on other networks unless `allowSandbox`); 'none'.
+   */
+  driver?: DriverChoice | 'none';
+  /** Run the sandbox driver on a network that is not a development network. */
+  allowSandbox?: boolean;
+  /** Folder of the qemu guest kernel and initramfs (default: where `npm run vm:image` puts them). */
+  imageDir?: string;
+  /** Leases this provider refuses (`--min/max-lease-duration`, `--min/max-lease-cost`). */
+  policy?: LeasePolicy;
+  /** Timings of the provider's automation and whether VMs outlive the node (tests). */
+  provider?: Omit<ProviderOptions, 'policy'>;
+}
+
 export class NodeStartError extends Error {
   constructor(message: string) {
     super(message);
@@ -193,6 +223,9 @@ const WAITS_FOR_BLOCK: ReadonlySet<LedgerErrorCode> = new Set([
   'unopened_account',
   'lease_not_found',
 ]);
+
+/** The messenger request that relays `GET /vms/{lease}` to the lease's provider (reference 1.6). */
+const VM_STATUS_REQUEST = 'vm_status';
 
 /** At most this many gossiped blocks wait for a missing dependency, each at most PARK_MS. */
 const MAX_PARKED = 10_000;
@@ -268,6 +301,10 @@ export class LedgerNode {
   /** Makes and renews this node's own certificate (undefined when disabled). */
   ownCertificate: OwnCertificate | undefined;
   certificateExchange: CertificateExchange | undefined;
+  /** Runs VMs for the leases addressed to this node (undefined when it runs none). */
+  provider: Provider | undefined;
+  /** Who may reach a lease's VM, and the way there (here, or through its provider). */
+  vmAccess!: VmAccess;
   startedAt = 0;
   private url_ = '';
 
@@ -348,9 +385,26 @@ export class LedgerNode {
       this.directory = new Directory({ now: this.now, verify: verifyBytesNode });
       this.directory.start();
       this.startMarketplace();
+      this.vmAccess = new VmAccess({
+        address: this.nodeKey.address,
+        lease: (h) => this.ledger.leases.get(h),
+        now: this.now,
+        verify: verifyBytesNode,
+        connectLocal: async (lease) => {
+          if (!this.provider) throw new Error('this node runs no VMs');
+          return this.provider.connect(lease);
+        },
+        providerPeer: (provider) => this.directory.lookup(provider)?.node_peer,
+        dialTunnel: async (peer, lease) => {
+          if (!this.p2p) throw new Error('peer-to-peer networking is off');
+          const stream = await this.p2p.openStream(peer, TUNNEL_PROTOCOL, AbortSignal.timeout(30_000));
+          return openTunnel(stream, lease);
+        },
+      });
       if (this.opts.p2p !== false) await this.startP2P();
       await this.listen();
       this.startOwnCertificate();
+      await this.startProvider();
     } catch (e) {
       await this.stop().catch(() => {});
       throw e;
@@ -360,6 +414,7 @@ export class LedgerNode {
   async stop(): Promise<void> {
     // First: a running benchmark's worker is terminated, and nothing is stored after the store closes.
     await this.ownCertificate?.stop();
+    await this.provider?.stop();
     this.certificateExchange?.stop();
     await this.api?.close();
     this.electionPuller?.stop();
@@ -601,6 +656,9 @@ export class LedgerNode {
    */
   private startMarketplace(): void {
     const k = this.nodeKey;
+    // Offers only what it can serve: with a VM driver, once the provider runs.
+    const vmDriver = this.opts.vm?.driver ?? 'none';
+    const offered = () => (vmDriver === 'none' || this.provider ? this.opts.provide : undefined);
     const seed = hexToBytes(k.seed_hex);
     const xusd = () => this.ledger.getAccount(k.address)?.balances.XUSD ?? 0n;
     this.marketplace = new Marketplace(
@@ -611,7 +669,9 @@ export class LedgerNode {
         publish: (m) => void this.p2p?.publishMarketplace(m),
         certificates: this.certificates,
         leasesOf: (provider) => this.ledger.leases.list({ provider }, 0, Number.MAX_SAFE_INTEGER).leases,
-        capacity: this.opts.provide,
+        get capacity() {
+          return offered();
+        },
         canStake: (cost) => leaseStake(cost, BigInt(this.statechain.lease.stake_milli)) <= xusd(),
         ...consumerMarketDeps(this),
         sign: signBytesNode,
@@ -642,6 +702,111 @@ export class LedgerNode {
       this,
       this.opts.marketplace?.hold,
     ));
+  }
+
+  /**
+   * The provider's automation, when `provide` is set and a VM driver works here. 'auto' falls back
+   * from qemu to the sandbox on a development network; a driver asked for by name that cannot run
+   * stops the start with the reason.
+   */
+  private async startProvider(): Promise<void> {
+    const choice = this.opts.vm?.driver ?? 'none';
+    const capacity = this.opts.provide;
+    if (!capacity || choice === 'none') return;
+    const devnet = !this.opts.genesisDir;
+    const picked = await chooseDriver(choice, {
+      dataDir: this.dataDir,
+      imageDir: this.opts.vm?.imageDir,
+      allowSandbox: devnet || this.opts.vm?.allowSandbox === true,
+      log: this.log,
+    });
+    if (!picked.driver) {
+      if (choice === 'auto') {
+        this.log?.warn({ reason: picked.reason }, 'no VM driver works here: this node does not provide');
+        return;
+      }
+      throw new NodeStartError(`--vm-driver ${choice}: ${picked.reason}`);
+    }
+    const k = this.nodeKey;
+    this.provider = new Provider(
+      {
+        address: k.address,
+        capacity,
+        driver: picked.driver,
+        report: picked.report,
+        book: new VmBook(this.store.vms),
+        leases: this.ledger.leases,
+        certificateValid: (hash) => {
+          const c = this.certificates.get(hash);
+          return c !== undefined && c.provider === k.address && c.expires_at > this.now();
+        },
+        opened: () => this.ledger.getAccount(k.address) !== undefined,
+        open: async () => {
+          const faucet = this.statechain.faucet;
+          if (!faucet)
+            throw new Error(`the node account ${k.address} has no chain yet: send it funds to open it`);
+          const amount = faucet.amount < 1_000_000n ? faucet.amount : 1_000_000n;
+          await this.nodeWallet.write(() => ({ type: 'claim', asset: 'XE', amount, balance: amount }));
+        },
+        balance: (asset) => this.nodeWallet.balance(asset),
+        stakeFor: (cost) => leaseStake(cost, BigInt(this.statechain.lease.stake_milli)),
+        lockedParamsAt: (t) => lockedParamsFor(epochCandidates(this.ledger.leasing.epochs(), t)?.[0]),
+        attest: (lease) => this.gatherAttestations(lease),
+        threshold: () => this.statechain.timekeepers?.threshold ?? 1,
+        write: (draft) => this.nodeWallet.write(draft),
+        timing: () => this.leaseTiming,
+        now: this.now,
+        log: this.log,
+      },
+      { ...this.opts.vm?.provider, policy: this.opts.vm?.policy },
+    );
+    const provider = this.provider;
+    this.ledger.onCommitted((batch) => {
+      if (batch.some((c) => c.block.type.startsWith('lease') && this.concernsProvider(c.block)))
+        provider.poke();
+    });
+    provider.start();
+  }
+
+  /** Whether a committed lease-family block names this node's account as the provider. */
+  private concernsProvider(block: { type: string; destination?: string; source?: string }): boolean {
+    if (block.type === 'lease') return block.destination === this.nodeKey.address;
+    return (
+      block.source !== undefined && this.ledger.leases.get(block.source)?.provider === this.nodeKey.address
+    );
+  }
+
+  /** The VM of a lease this node does not provide, asked of its provider (`vm_status`, 10 s). */
+  async remoteVmStatus(lease: string): Promise<unknown> {
+    const record = this.ledger.leases.get(lease);
+    const p2p = this.p2p;
+    if (!record || !p2p || record.provider === this.nodeKey.address) return undefined;
+    const peer = this.directory.lookup(record.provider)?.node_peer;
+    if (!peer) return undefined;
+    try {
+      const answer = await p2p.request<Record<string, unknown>>(
+        peer,
+        VM_STATUS_REQUEST,
+        { lease_hash: lease },
+        {
+          timeoutMs: 10_000,
+        },
+      );
+      return typeof answer === 'object' && answer !== null && answer.lease_hash === lease
+        ? answer
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A peer's `vm_status` request: the lease-oriented VM shape of a lease this node provides. */
+  private answerVmStatus(type: string, payload: unknown): Promise<unknown> | undefined {
+    if (type !== VM_STATUS_REQUEST) return undefined;
+    const lease = (payload as { lease_hash?: unknown } | null)?.lease_hash;
+    const r = typeof lease === 'string' ? this.provider?.vm(lease) : undefined;
+    if (!r || !this.provider) return Promise.reject(new Error('vm not found'));
+    return Promise.resolve(vmLeaseJson(r, this.provider.report.vmBoundary));
   }
 
   /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */
@@ -707,7 +872,12 @@ export class LedgerNode {
             ? this.syncer?.answer(type, payload)
             : (this.certificateExchange?.answer(type, payload) ??
               this.electionPuller?.answer(type, payload) ??
-              this.attestationResponder?.answer(type, payload, from)),
+              this.attestationResponder?.answer(type, payload, from) ??
+              this.answerVmStatus(type, payload)),
+        onTunnel: (stream) =>
+          void answerTunnel(stream, (lease) => this.vmAccess.answer(lease)).catch((e: unknown) =>
+            this.log?.debug({ err: (e as Error).message }, 'tunnel from a peer failed'),
+          ),
         onStateBlock: async (block) => {
           try {
             const r = await this.statechain.submit(block);

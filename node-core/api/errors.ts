@@ -28,6 +28,14 @@ export const ERROR_REGISTRY = {
   headers_too_large: { status: 431, message: 'request headers too large' },
   // 400 when the block itself is wrong; 503 when it may succeed later (see ApiError.blockRejected).
   block_rejected: { status: 400, message: 'block rejected' },
+  // VMs and the tunnel (reference-behavior.md 1.6; decisions D12, D17).
+  missing_signature: { status: 401, message: 'missing X-Signature header' },
+  signature_failed: { status: 403, message: 'signature verification failed' },
+  vm_not_found: { status: 404, message: 'vm not found' },
+  exec_timeout: { status: 408, message: 'command timed out' },
+  lease_not_active: { status: 410, message: 'lease not active' },
+  exec_failed: { status: 500, message: 'execution error' },
+  tunnel_error: { status: 502, message: 'tunnel error' },
   internal: { status: 500, message: 'internal error' },
   unavailable: { status: 503, message: 'service unavailable' },
 } as const satisfies Record<string, ErrorSpec>;

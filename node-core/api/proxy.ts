@@ -60,6 +60,13 @@ const PROXY_CODE: { readonly [K in ApiErrorCode]: ProxyErrorCode } = {
   headers_too_large: 'bad_request',
   // 400, or 503 when retryable (see proxyErrorCode), as ApiError chooses the status.
   block_rejected: 'bad_request',
+  missing_signature: 'unauthorized',
+  signature_failed: 'forbidden',
+  vm_not_found: 'not_found',
+  exec_timeout: 'upstream_timeout',
+  lease_not_active: 'not_found',
+  exec_failed: 'upstream_error',
+  tunnel_error: 'upstream_unavailable',
   internal: 'upstream_error',
   unavailable: 'upstream_unavailable',
 };

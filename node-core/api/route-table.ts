@@ -59,6 +59,8 @@ export interface RouteDef<T extends RouteTypes = RouteTypes> {
   readonly schema?: RouteSchema;
   /** Indent the JSON body (2 spaces), for humans reading it with curl. */
   readonly pretty?: boolean;
+  /** A POST that takes no body (the tunnel): an absent body is no error. */
+  readonly noBody?: boolean;
   /** Send `Cache-Control: no-store` (liveness answers must never come from a cache). */
   readonly noStore?: boolean;
   /** Name of the trailing `*` parameter in the manifest and OpenAPI (default "key"). */

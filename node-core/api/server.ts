@@ -385,7 +385,8 @@ function registerRoute(app: FastifyInstance, route: RouteDef): void {
     config: { api: meta },
     handler: async (request, reply) => {
       // A POST without any body never reached the parser (nothing to parse): still a bad body.
-      if (route.method === 'POST' && request.body === undefined) throw ApiError.invalidBody();
+      if (route.method === 'POST' && request.body === undefined && route.noBody !== true)
+        throw ApiError.invalidBody();
       const result = await route.handler(request as ApiRequest, reply);
       if (reply.sent) return reply;
       reply.type(JSON_CONTENT_TYPE);

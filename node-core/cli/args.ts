@@ -4,6 +4,9 @@ import { GENESIS_SET_FIELDS, type GenesisSet, type GenesisSetField } from '../ge
 import { MAX_PRICE_MULTIPLIER_MILLI, MIN_PRICE_MULTIPLIER_MILLI } from '../protocol/certificate.ts';
 import { parseDifficulty } from '../protocol/pow.ts';
 import type { ProviderCapacity } from '../leasing/marketplace/capacity.ts';
+import { DEFAULT_PROVIDE } from '../leasing/provider/policy.ts';
+
+export { DEFAULT_PROVIDE };
 
 /**
  * Command-line flags of `ledger-node`. Parsing is strict: an unknown flag or a bad value is a
@@ -23,8 +26,21 @@ export interface CliOptions {
   apiPort: number;
   apiBind: string;
   powDifficulty?: bigint;
-  /** Capacity offered as a provider (`--provide-*`, `--max-concurrent-leases`); absent: none. */
+  /**
+   * Capacity offered as a provider (`--vcpus`, `--memory`, `--disk`, `--max-concurrent-leases`);
+   * absent: none. A development network provides by default (D9) unless `--no-provide`.
+   */
   provide?: ProviderCapacity;
+  /** `--provide` given (true), `--no-provide` (false), or neither. */
+  provideFlag?: boolean;
+  /** `--vm-driver`: how lease VMs run (default auto). */
+  vmDriver: 'auto' | 'qemu' | 'sandbox';
+  /** `--allow-sandbox`: the sandbox driver on a network that is not a development network. */
+  allowSandbox: boolean;
+  /** `--vm-image-dir`: the qemu guest's kernel and initramfs. */
+  vmImageDir?: string;
+  /** The lease policy flags, in seconds and micro-XUSD. */
+  leasePolicy: { minDurationSecs?: bigint; maxDurationSecs?: bigint; minCost?: bigint; maxCost?: bigint };
   /** `--genesis-set NAME=VALUE` overrides of a new development network. */
   genesisSet: GenesisSet;
   /** price_multiplier_milli of the node's own certificate (the node's default when unset). */
@@ -54,6 +70,7 @@ export interface CliOptions {
 }
 
 export const HELP = `Usage: ledger-node [options]
+       ledger-node tunnel LEASE_HASH --key FILE [--node URL]   (see ledger-node tunnel --help)
 
 Runs a full node of the XE ledger with its HTTP API. With an empty data directory and no
 options it creates a private development network and acts as its representative.
@@ -65,9 +82,26 @@ Options:
   --api-bind ADDR         HTTP API bind address (default 127.0.0.1)
   --pow-difficulty HEX    proof-of-work difficulty of a NEW development network
                           (default fffff80000000000)
-  --provide-vcpus N, --provide-memory-mb N, --provide-disk-gb N
-                          offer this much compute as a provider on the marketplace
-                          (with a valid own certificate); none of them: not a provider
+  --provide, --no-provide run VMs for leases as a provider (a development network
+                          provides by default where a VM driver works; a joined network
+                          only with --provide)
+  --vcpus N, --memory MB, --disk GB
+                          capacity offered as a provider (default 2, 2048, 20); also
+                          --provide-vcpus, --provide-memory-mb, --provide-disk-gb
+  --vm-driver auto|qemu|sandbox
+                          how lease VMs run: qemu is a real VM (KVM where it can boot a
+                          stock kernel, else emulation); sandbox is bubblewrap namespaces
+                          with NO VM boundary, for development; auto (default) takes qemu
+                          when its image is built (npm run vm:image), else the sandbox on a
+                          development network
+  --allow-sandbox         let the sandbox driver run on a network that is not a
+                          development network
+  --vm-image-dir DIR      the qemu guest kernel and initramfs (default: npm run vm:image's
+                          cache)
+  --min-lease-duration S, --max-lease-duration S
+                          lease durations this provider serves, in seconds
+  --min-lease-cost X, --max-lease-cost X
+                          lease costs this provider serves, in whole XUSD
   --max-concurrent-leases N
                           a provider's leases at once (default 0: no cap besides the
                           capacity)
@@ -118,8 +152,13 @@ const PROVIDE_FLAGS: Record<string, keyof ProviderCapacity> = {
   '--provide-vcpus': 'vcpus',
   '--provide-memory-mb': 'memory_mb',
   '--provide-disk-gb': 'disk_gb',
+  '--vcpus': 'vcpus',
+  '--memory': 'memory_mb',
+  '--disk': 'disk_gb',
   '--max-concurrent-leases': 'max_concurrent_leases',
 };
+
+const MICRO_PER_XUSD = 1_000_000n;
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -136,6 +175,9 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     dial: [],
     genesisSet: {},
     logLevel: 'info',
+    vmDriver: 'auto',
+    allowSandbox: false,
+    leasePolicy: {},
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -206,11 +248,48 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       case '--provide-vcpus':
       case '--provide-memory-mb':
       case '--provide-disk-gb':
+      case '--vcpus':
+      case '--memory':
+      case '--disk':
       case '--max-concurrent-leases': {
         const v = value();
         if (!/^(0|[1-9]\d{0,9})$/.test(v)) throw new UsageError(`${name}: "${v}" is not a whole number`);
-        o.provide ??= { vcpus: 0n, memory_mb: 0n, disk_gb: 0n, max_concurrent_leases: 0n };
+        o.provide ??= { ...DEFAULT_PROVIDE };
         o.provide[PROVIDE_FLAGS[name]!] = BigInt(v);
+        break;
+      }
+      case '--provide':
+        o.provideFlag = true;
+        break;
+      case '--no-provide':
+        o.provideFlag = false;
+        break;
+      case '--vm-driver': {
+        const v = value();
+        if (v !== 'auto' && v !== 'qemu' && v !== 'sandbox')
+          throw new UsageError('--vm-driver takes auto, qemu or sandbox');
+        o.vmDriver = v;
+        break;
+      }
+      case '--allow-sandbox':
+        o.allowSandbox = true;
+        break;
+      case '--vm-image-dir':
+        o.vmImageDir = value();
+        if (o.vmImageDir === '') throw new UsageError('--vm-image-dir must not be empty');
+        break;
+      case '--min-lease-duration':
+      case '--max-lease-duration':
+      case '--min-lease-cost':
+      case '--max-lease-cost': {
+        const v = value();
+        if (!/^(0|[1-9]\d{0,9})$/.test(v)) throw new UsageError(`${name}: "${v}" is not a whole number`);
+        const n = BigInt(v);
+        const pol = o.leasePolicy;
+        if (name === '--min-lease-duration') pol.minDurationSecs = n;
+        else if (name === '--max-lease-duration') pol.maxDurationSecs = n;
+        else if (name === '--min-lease-cost') pol.minCost = n * MICRO_PER_XUSD;
+        else pol.maxCost = n * MICRO_PER_XUSD;
         break;
       }
       case '--genesis-dir':
@@ -310,9 +389,12 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     }
   }
   if (o.provide && o.provide.vcpus + o.provide.memory_mb + o.provide.disk_gb === 0n)
-    throw new UsageError(
-      'a provider needs --provide-vcpus, --provide-memory-mb or --provide-disk-gb above 0',
-    );
+    throw new UsageError('a provider needs --vcpus, --memory or --disk above 0');
+  if (o.provideFlag === false && o.provide)
+    throw new UsageError('--no-provide excludes the capacity flags (--vcpus, --memory, --disk)');
+  // --provide alone, or a development network (no --genesis-dir) without --no-provide (D9).
+  if (!o.provide && (o.provideFlag === true || (o.provideFlag === undefined && o.genesisDir === undefined)))
+    o.provide = { ...DEFAULT_PROVIDE };
   if (o.adminToken !== undefined && o.adminTokenFile !== undefined)
     throw new UsageError('--admin-token and --admin-token-file exclude each other');
   return o;

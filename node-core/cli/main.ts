@@ -14,6 +14,7 @@ export interface MainHooks {
  * on stdout says when the node is ready and where (scripts can wait for it).
  */
 export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
+  if (argv[0] === 'tunnel') return (await import('./tunnel.ts')).runTunnel(argv.slice(1));
   let opts;
   try {
     opts = parseArgs(argv);
@@ -40,6 +41,12 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     apiBind: opts.apiBind,
     powDifficulty: opts.powDifficulty,
     provide: opts.provide,
+    vm: {
+      driver: opts.vmDriver,
+      allowSandbox: opts.allowSandbox,
+      imageDir: opts.vmImageDir,
+      policy: opts.leasePolicy,
+    },
     genesisSet: opts.genesisSet,
     ownCertificate: { priceMultiplierMilli: opts.priceMultiplierMilli },
     genesisDir: opts.genesisDir,

@@ -6,6 +6,7 @@ import { identify } from '@libp2p/identify';
 import type { Connection, Libp2p, MultiaddrConnection, PeerId, PrivateKey, Stream } from '@libp2p/interface';
 import { tcp } from '@libp2p/tcp';
 import { multiaddr } from '@multiformats/multiaddr';
+import { peerIdFromString } from '@libp2p/peer-id';
 import { createLibp2p } from 'libp2p';
 import type { Logger } from 'pino';
 import type { Block } from '../protocol/block.ts';
@@ -33,6 +34,7 @@ import {
 } from './gossip.ts';
 import { decodeRegistration, encodeRegistration } from './directory.ts';
 import { NetError } from './errors.ts';
+import { TUNNEL_PROTOCOL } from './tunnel.ts';
 import { InboundLimiter } from './inbound-limits.ts';
 import {
   decodeHello,
@@ -74,6 +76,8 @@ export interface P2PHandlers {
    * request `{type, payload}`, one JSON answer `{type, error?, payload}`); undefined = unknown type.
    */
   onRequest?(type: string, payload: unknown, from: string, channel: RequestChannel): Promise<unknown>;
+  /** A peer opened a VM tunnel (`/xe/tunnel/2.0.0`, tunnel.ts); the stream is reset when absent. */
+  onTunnel?(stream: Stream, from: string): void;
 }
 
 export interface P2POptions {
@@ -286,6 +290,15 @@ export class P2PHost {
         },
       );
     }
+    await this.node.handle(
+      TUNNEL_PROTOCOL,
+      (stream, connection) => {
+        const from = connection.remotePeer.toString();
+        if (!this.handlers.onTunnel || !this.verified.has(from)) stream.abort(new Error('no tunnel'));
+        else this.handlers.onTunnel(stream, from);
+      },
+      { maxInboundStreams: 64 },
+    );
     this.node.addEventListener('connection:open', (e) => {
       const conn = e.detail;
       if (conn.direction === 'outbound') void this.initiateNetcheck(conn);
@@ -480,6 +493,19 @@ export class P2PHost {
     return this.requests.ask<T>(peer, type, payload, opts, () =>
       node.getConnections().find((c) => c.remotePeer.toString() === peer && c.status === 'open'),
     );
+  }
+
+  /**
+   * A new stream of `protocol` to a verified peer (the VM tunnel), over its open connection or a
+   * new dial when there is none (the provider may not be a direct peer yet, but it is known).
+   */
+  async openStream(peer: string, protocol: string, signal?: AbortSignal): Promise<Stream> {
+    const node = this.node;
+    if (!node) throw new NetError('ERR_NOT_CONNECTED', 'peer-to-peer networking is not running');
+    const conn =
+      node.getConnections().find((c) => c.remotePeer.toString() === peer && c.status === 'open') ??
+      (await node.dial(peerIdFromString(peer), { signal }));
+    return conn.newStream(protocol, { signal });
   }
 
   async publishBlock(block: Block): Promise<void> {

@@ -63,6 +63,13 @@ describe('proxy errors', () => {
       rate_limited: 'rate_limited',
       headers_too_large: 'bad_request',
       block_rejected: 'bad_request',
+      missing_signature: 'unauthorized',
+      signature_failed: 'forbidden',
+      vm_not_found: 'not_found',
+      exec_timeout: 'upstream_timeout',
+      lease_not_active: 'not_found',
+      exec_failed: 'upstream_error',
+      tunnel_error: 'upstream_unavailable',
       internal: 'upstream_error',
       unavailable: 'upstream_unavailable',
     };

@@ -1,17 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { HELP, parseArgs, UsageError } from '../../node-core/cli/args.ts';
+import { DEFAULT_PROVIDE, HELP, parseArgs, UsageError } from '../../node-core/cli/args.ts';
 
-/** The provider flags: capacity offered on the marketplace; none of them, no provider. */
+/** The provider flags (reference-behavior.md 8.1, decisions D9, D16). */
 describe('provider flags', () => {
-  it('no flag: not a provider', () => {
-    expect(parseArgs([]).provide).toBeUndefined();
+  it('a development network provides by default with the reference capacity; --no-provide turns it off', () => {
+    expect(parseArgs([]).provide).toEqual(DEFAULT_PROVIDE);
+    expect(parseArgs(['--no-provide']).provide).toBeUndefined();
+    expect(parseArgs([]).vmDriver).toBe('auto');
   });
 
-  it('takes the capacity, missing dimensions and the lease cap being 0', () => {
-    expect(parseArgs(['--provide-vcpus', '4', '--provide-memory-mb=8192']).provide).toEqual({
+  it('a joined network provides only with --provide or capacity flags', () => {
+    expect(parseArgs(['--genesis-dir', '/g']).provide).toBeUndefined();
+    expect(parseArgs(['--genesis-dir', '/g', '--provide']).provide).toEqual(DEFAULT_PROVIDE);
+    expect(parseArgs(['--genesis-dir', '/g', '--vcpus', '4']).provide).toEqual({
+      ...DEFAULT_PROVIDE,
+      vcpus: 4n,
+    });
+  });
+
+  it('reads the capacity, in both spellings, over the defaults', () => {
+    expect(parseArgs(['--vcpus', '4', '--memory=8192', '--disk', '50']).provide).toEqual({
       vcpus: 4n,
       memory_mb: 8192n,
-      disk_gb: 0n,
+      disk_gb: 50n,
       max_concurrent_leases: 0n,
     });
     expect(parseArgs(['--provide-disk-gb', '20', '--max-concurrent-leases', '3']).provide).toMatchObject({
@@ -20,18 +31,49 @@ describe('provider flags', () => {
     });
   });
 
-  it('refuses non-numbers and a provider with nothing to offer', () => {
-    expect(() => parseArgs(['--provide-vcpus', '-1'])).toThrow(UsageError);
-    expect(() => parseArgs(['--provide-vcpus', '1.5'])).toThrow(/not a whole number/);
-    expect(() => parseArgs(['--max-concurrent-leases', '2'])).toThrow(/a provider needs/);
-    expect(() => parseArgs(['--provide-vcpus', '0'])).toThrow(/a provider needs/);
+  it('reads the driver and the lease policy (costs in whole XUSD)', () => {
+    const o = parseArgs([
+      '--vm-driver',
+      'sandbox',
+      '--allow-sandbox',
+      '--min-lease-duration',
+      '120',
+      '--max-lease-duration=3600',
+      '--min-lease-cost',
+      '1',
+      '--max-lease-cost',
+      '20',
+    ]);
+    expect(o.vmDriver).toBe('sandbox');
+    expect(o.allowSandbox).toBe(true);
+    expect(o.leasePolicy).toEqual({
+      minDurationSecs: 120n,
+      maxDurationSecs: 3600n,
+      minCost: 1_000_000n,
+      maxCost: 20_000_000n,
+    });
+  });
+
+  it('refuses bad values, nothing to offer, and --no-provide with capacity', () => {
+    expect(() => parseArgs(['--vcpus', '-1'])).toThrow(UsageError);
+    expect(() => parseArgs(['--vcpus', '1.5'])).toThrow(/not a whole number/);
+    expect(() => parseArgs(['--vcpus', '0', '--memory', '0', '--disk', '0'])).toThrow(/a provider needs/);
+    expect(() => parseArgs(['--no-provide', '--vcpus', '2'])).toThrow(/excludes/);
+    expect(() => parseArgs(['--vm-driver', 'lima'])).toThrow(/auto, qemu or sandbox/);
+    expect(() => parseArgs(['--max-lease-cost', '1e3'])).toThrow(/not a whole number/);
   });
 
   it('documents them in --help', () => {
     for (const flag of [
-      '--provide-vcpus',
-      '--provide-memory-mb',
-      '--provide-disk-gb',
+      '--provide',
+      '--no-provide',
+      '--vcpus',
+      '--memory',
+      '--disk',
+      '--vm-driver',
+      '--allow-sandbox',
+      '--min-lease-duration',
+      '--max-lease-cost',
       '--max-concurrent-leases',
     ])
       expect(HELP).toContain(flag);

@@ -7,6 +7,7 @@ import { leaseRoutes } from './leases.ts';
 import { leasingRoutes } from './leasing.ts';
 import { networkRoutes } from './network.ts';
 import { statechainRoutes } from './statechain.ts';
+import { vmRoutes } from './vms.ts';
 
 /**
  * The node's route table, in manifest order: node and network, accounts, pending and frontiers,
@@ -25,6 +26,7 @@ export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
     pick('GET /conflicts', 'GET /delegation', 'GET /conflicts/:account'),
     leasingRoutes(node),
     leaseRoutes(node),
+    vmRoutes(node),
     statechainRoutes(node),
     directoryRoutes(node),
   );
