@@ -121,6 +121,8 @@ describe('provider VMs (sandbox driver)', () => {
       memory_mb: 256,
       disk_gb: 1,
     });
+    const info = (await http(kit.url, 'GET', '/node')).body as Json;
+    expect(info.provider).toMatchObject({ enabled: true, driver: 'sandbox', vm_boundary: false, vms: 1 });
     const one = (await http(kit.url, 'GET', `/vms/${hash}`)).body as Json;
     expect(one).toMatchObject({ lease_hash: hash, status: 'running', resources: { vcpus: 1 } });
 

@@ -186,6 +186,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           certificate: certificateStatus(),
           // The own certificate's benchmark: idle, running (with progress), done or failed (retrying).
           benchmark: node.ownCertificate?.status ?? { state: 'idle', progress: 0 },
+          // The VM side of providing: which driver runs lease VMs, and whether it is a real VM boundary.
+          provider: providerStatus(node),
           statechain_height: node.statechain.blockCount,
           sync: syncProgress(),
         };
@@ -405,4 +407,19 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       },
     }),
   ];
+}
+
+/** `GET /node` `provider`: whether this node runs lease VMs, with which driver and capacity. */
+function providerStatus(node: LedgerNode) {
+  const p = node.provider;
+  if (!p) return { enabled: false };
+  return {
+    enabled: true,
+    driver: p.report.driver,
+    vm_boundary: p.report.vmBoundary,
+    detail: p.report.detail,
+    ...(p.report.accel ? { accel: p.report.accel } : {}),
+    capacity: { vcpus: p.capacity.vcpus, memory_mb: p.capacity.memory_mb, disk_gb: p.capacity.disk_gb },
+    vms: p.vms().filter((v) => v.status === 'running' || v.status === 'creating').length,
+  };
 }
