@@ -2,3 +2,4 @@
 export * from './client.ts';
 export * from './wallet.ts';
 export * from './bridge.ts';
+export * from './leasing.ts';

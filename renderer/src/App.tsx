@@ -20,8 +20,11 @@ import { groupedUnits } from './components/common.tsx';
 // Pages not needed for the first screen load on demand.
 const ExplorerPage = lazy(() => import('./pages/Explorer.tsx'));
 const SettingsPage = lazy(() => import('./pages/Settings.tsx'));
+const LeasingPage = lazy(() => import('./pages/Leasing.tsx'));
+// Hold renewals and lease alerts: loaded after the first screen.
+const HoldRunner = lazy(() => import('./leasing/HoldRunner.tsx').then((m) => ({ default: m.HoldRunner })));
 
-const PAGES = ['wallet', 'contacts', 'explorer', 'settings'];
+const PAGES = ['wallet', 'contacts', 'leasing', 'explorer', 'settings'];
 
 export function App() {
   const ks = useKeystore();
@@ -49,6 +52,7 @@ export function App() {
   if (ks.status === 'empty') content = <Onboarding />;
   else if (ks.status === 'locked') content = <Unlock />;
   else if (page === 'contacts') content = <ContactsPage />;
+  else if (page === 'leasing') content = <LeasingPage route={route} />;
   else if (page === 'explorer') content = <ExplorerPage route={route} />;
   else if (page === 'settings') content = <SettingsPage />;
   else content = <WalletPage route={route} />;
@@ -62,6 +66,11 @@ export function App() {
       <StatusBar />
       <PowPanel />
       {unlocked && s.autoReceive && <AutoReceiver accounts={ks.accounts} />}
+      {unlocked && (
+        <Suspense fallback={null}>
+          <HoldRunner accounts={ks.accounts} />
+        </Suspense>
+      )}
     </div>
   );
 }

@@ -5,11 +5,12 @@ import { href } from '../router.ts';
 const PAGES = [
   { id: 'wallet', label: 'Wallet' },
   { id: 'contacts', label: 'Address book' },
+  { id: 'leasing', label: 'Leasing' },
   { id: 'explorer', label: 'Explorer' },
   { id: 'settings', label: 'Settings' },
 ] as const;
 
-const COMING = ['Leasing', 'Provider', 'VM console', 'Chat', 'Node'] as const;
+const COMING = ['Chat', 'Node'] as const;
 
 export function Sidebar({ active }: { active: string }) {
   const ks = useKeystore();
@@ -27,6 +28,9 @@ export function Sidebar({ active }: { active: string }) {
           {p.label}
         </a>
       ))}
+      <a href={href('leasing', 'provider')} className="nav-item sub" data-testid="nav-provider">
+        Provider
+      </a>
       <div className="nav-section">Coming soon</div>
       {COMING.map((label) => (
         <span key={label} className="nav-item disabled" aria-disabled="true" title="Coming soon">

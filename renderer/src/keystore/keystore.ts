@@ -1,7 +1,18 @@
 import type { Block } from '../../../node-core/protocol/block.ts';
 import { signBlock, type SignedBlock } from '../../../node-core/protocol/block-sign.ts';
 import { bytesToHex, hexToBytes } from '../../../node-core/protocol/hex.ts';
-import { addressFromPublicKey, publicKeyFromSeed } from '../../../node-core/protocol/keys.ts';
+import {
+  addressFromPublicKey,
+  publicKeyFromSeed,
+  randomSeed,
+  signBytes,
+} from '../../../node-core/protocol/keys.ts';
+import {
+  type MarketplaceRequest,
+  signMarketplaceMessage,
+  type UnsignedMarketplace,
+} from '../../../node-core/protocol/marketplace.ts';
+import { signLeaseAccess } from '../../../node-core/protocol/payloads.ts';
 import { type DeriveKey, deriveKey } from './kdf.ts';
 import {
   type KdfParams,
@@ -9,6 +20,7 @@ import {
   openVault,
   parseVaultFile,
   sealVault,
+  type VaultAccessKey,
   type VaultAccount,
   type VaultContents,
 } from './vault.ts';
@@ -83,11 +95,27 @@ interface Entry {
   created: number;
 }
 
+interface AccessEntry {
+  seed: Uint8Array;
+  pub: string;
+  lease?: string;
+  created: number;
+}
+
+/** What the app may know of a lease's access key: never its seed. */
+export interface AccessKeyInfo {
+  pub: string;
+  lease?: string;
+  created: number;
+}
+
 interface Unlocked {
   key: Uint8Array;
   kdf: KdfParams;
   /** In creation order. */
   entries: Entry[];
+  /** Per-lease access keys, in creation order. */
+  access: AccessEntry[];
 }
 
 export interface KeystoreOptions {
@@ -166,7 +194,7 @@ export class Keystore {
       label: first.label.trim() || 'Account 1',
       created: Date.now(),
     });
-    this.unlocked = { key, kdf, entries: [entry] };
+    this.unlocked = { key, kdf, entries: [entry], access: [] };
     this.knownText = null;
     this.persist();
     this.touch();
@@ -192,7 +220,12 @@ export class Keystore {
       key.fill(0);
       throw e;
     }
-    this.unlocked = { key, kdf: file.kdf, entries: contents.accounts.map(entryOf) };
+    this.unlocked = {
+      key,
+      kdf: file.kdf,
+      entries: contents.accounts.map(entryOf),
+      access: (contents.accessKeys ?? []).map(accessEntryOf),
+    };
     this.knownText = text;
     this.touch();
     this.publish();
@@ -205,7 +238,9 @@ export class Keystore {
     this.unlocked = undefined;
     u.key.fill(0);
     for (const e of u.entries) e.seed.fill(0);
+    for (const a of u.access) a.seed.fill(0);
     u.entries.length = 0;
+    u.access.length = 0;
     this.publish(reason);
   }
 
@@ -298,6 +333,94 @@ export class Keystore {
     return signBlock(block, seed, networkId);
   }
 
+  /** The public key (hex) of one of the accounts. */
+  publicKeyOf(address: string): string {
+    const seed = this.unlocked?.entries.find((e) => e.address === address)?.seed;
+    if (!seed)
+      throw this.unlocked ? new Error('That account is not in the keystore.') : new KeystoreLockedError();
+    return bytesToHex(publicKeyFromSeed(seed));
+  }
+
+  /** Signs a marketplace lease request (reference-behavior.md 4.9) with one of the accounts. */
+  signMarketplaceRequest(
+    address: string,
+    request: UnsignedMarketplace<'request'>,
+    networkId: string,
+  ): MarketplaceRequest {
+    const seed = this.unlocked?.entries.find((e) => e.address === address)?.seed;
+    if (!seed)
+      throw this.unlocked ? new Error('That account is not in the keystore.') : new KeystoreLockedError();
+    if (request.consumer !== address) throw new Error('The request names another account.');
+    this.touch();
+    return signMarketplaceMessage('request', request, networkId, seed);
+  }
+
+  // ---- per-lease access keys ------------------------------------------------------------------------
+
+  /**
+   * A fresh Ed25519 access key for a lease about to be signed, stored encrypted in the vault before
+   * its public key is used anywhere; returns the public key (hex). The seed never leaves the keystore.
+   */
+  newAccessKey(): string {
+    const u = this.requireUnlocked();
+    const seed = randomSeed();
+    const pub = bytesToHex(publicKeyFromSeed(seed));
+    u.access.push({ seed, pub, created: Date.now() });
+    this.persist();
+    this.touch();
+    return pub;
+  }
+
+  /** Records which lease an access key belongs to (once the lease block is signed). */
+  bindAccessKey(pub: string, leaseHash: string): void {
+    const u = this.requireUnlocked();
+    const a = u.access.find((k) => k.pub === pub);
+    if (!a) throw new Error('No such access key in the keystore.');
+    a.lease = leaseHash;
+    this.persist();
+  }
+
+  /** Drops an access key that was never used (its lease block was not submitted). */
+  dropAccessKey(pub: string): void {
+    const u = this.requireUnlocked();
+    const i = u.access.findIndex((k) => k.pub === pub && k.lease === undefined);
+    if (i < 0) return;
+    u.access[i]!.seed.fill(0);
+    u.access.splice(i, 1);
+    this.persist();
+  }
+
+  accessKeys(): AccessKeyInfo[] {
+    return (this.unlocked?.access ?? []).map((a) => ({
+      pub: a.pub,
+      created: a.created,
+      ...(a.lease ? { lease: a.lease } : {}),
+    }));
+  }
+
+  hasAccessKey(pub: string): boolean {
+    return this.unlocked?.access.some((a) => a.pub === pub) ?? false;
+  }
+
+  private accessSeed(pub: string): Uint8Array {
+    const a = this.unlocked?.access.find((k) => k.pub === pub);
+    if (!a)
+      throw this.unlocked
+        ? new Error('This lease’s access key is not in this keystore.')
+        : new KeystoreLockedError();
+    return a.seed;
+  }
+
+  /** The replay-proof lease signature (decisions D12) that opens the lease's console, hex. */
+  signLeaseAccess(pub: string, leaseHash: string, timestamp: bigint): string {
+    return signLeaseAccess(leaseHash, this.accessSeed(pub), timestamp);
+  }
+
+  /** Plain Ed25519 over `data` with the access key (the console's SSH user-auth signature), hex. */
+  signWithAccessKey(pub: string, data: Uint8Array): string {
+    return bytesToHex(signBytes(data, this.accessSeed(pub)));
+  }
+
   // ---- auto-lock ----------------------------------------------------------------------------------
 
   /** Records activity (the app calls it on input events); idle time counts from here. */
@@ -343,7 +466,15 @@ export class Keystore {
       label: e.label,
       created: e.created,
     }));
-    const text = JSON.stringify(sealVault(u.key, u.kdf, { accounts }));
+    const accessKeys: VaultAccessKey[] = u.access.map((a) => ({
+      seed: bytesToHex(a.seed),
+      pub: a.pub,
+      created: a.created,
+      ...(a.lease ? { lease: a.lease } : {}),
+    }));
+    const text = JSON.stringify(
+      sealVault(u.key, u.kdf, accessKeys.length > 0 ? { accounts, accessKeys } : { accounts }),
+    );
     this.storage.write(text);
     this.knownText = text;
   }
@@ -358,6 +489,13 @@ export class Keystore {
       this.busy = false;
     }
   }
+}
+
+function accessEntryOf(a: VaultAccessKey): AccessEntry {
+  const seed = hexToBytes(a.seed, 32, 'seed');
+  if (bytesToHex(publicKeyFromSeed(seed)) !== a.pub)
+    throw new Error('A stored access key does not match its public key.');
+  return { seed, pub: a.pub, created: a.created, ...(a.lease ? { lease: a.lease } : {}) };
 }
 
 function entryOf(a: VaultAccount): Entry {

@@ -42,8 +42,22 @@ export interface VaultAccount {
   created: number;
 }
 
+/** A lease's access key (a fresh Ed25519 key per lease, for its VM's console). */
+export interface VaultAccessKey {
+  /** 32-byte seed, hex. */
+  seed: string;
+  /** The public key, hex (the lease block's access_pub_key). */
+  pub: string;
+  /** The lease hash, once the lease block is signed. */
+  lease?: string;
+  /** Unix milliseconds. */
+  created: number;
+}
+
 export interface VaultContents {
   accounts: VaultAccount[];
+  /** Absent in vaults written before leasing. */
+  accessKeys?: VaultAccessKey[];
 }
 
 export class WrongPasswordError extends Error {
@@ -110,7 +124,14 @@ export function openVault(key: Uint8Array, file: VaultFile): VaultContents {
   for (const a of accounts as VaultAccount[]) {
     if (!isHex(a?.seed, 32) || typeof a.label !== 'string') throw new VaultFormatError('bad account entry');
   }
-  return { accounts: accounts as VaultAccount[] };
+  const accessKeys = (contents as { accessKeys?: unknown }).accessKeys;
+  if (accessKeys === undefined) return { accounts: accounts as VaultAccount[] };
+  if (!Array.isArray(accessKeys)) throw new VaultFormatError('bad access key list');
+  for (const k of accessKeys as VaultAccessKey[]) {
+    if (!isHex(k?.seed, 32) || !isHex(k.pub, 32) || (k.lease !== undefined && !isHex(k.lease, 32)))
+      throw new VaultFormatError('bad access key entry');
+  }
+  return { accounts: accounts as VaultAccount[], accessKeys: accessKeys as VaultAccessKey[] };
 }
 
 /** Parses and checks a stored vault's header. */

@@ -1,5 +1,5 @@
 import type { LedgerClient, PendingSend } from '../../../node-core/client/client.ts';
-import { type Block, ZERO_HASH } from '../../../node-core/protocol/block.ts';
+import { type Attestation, type Block, ZERO_HASH } from '../../../node-core/protocol/block.ts';
 import { hexToBytes } from '../../../node-core/protocol/hex.ts';
 
 import type { Keystore } from '../keystore/keystore.ts';
@@ -174,4 +174,130 @@ export class AccountWriter {
       signal,
     );
   }
+
+  // ---- lease blocks (consumer chain, XUSD) ---------------------------------------------------------
+
+  /** Debits `cost` XUSD, refused before signing when the spendable XUSD does not cover it. */
+  private static debitXusd(
+    balances: Record<string, bigint>,
+    spendable: Record<string, bigint>,
+    cost: bigint,
+  ): bigint {
+    const bal = balances.XUSD ?? 0n;
+    const free = spendable.XUSD ?? 0n;
+    if (cost > free) throw new InsufficientFundsError('XUSD', cost, free, bal);
+    return bal - cost;
+  }
+
+  /** A `lease` block: escrows the offer's exact cost for its provider, with the lease's access key. */
+  lease(address: string, terms: LeaseTerms, label: string, signal?: AbortSignal): Promise<Block> {
+    return this.write(
+      address,
+      label,
+      (balances, spendable) => ({
+        type: 'lease',
+        asset: 'XUSD',
+        destination: terms.provider,
+        amount: terms.cost,
+        vcpus: terms.vcpus,
+        memory_mb: terms.memory_mb,
+        disk_gb: terms.disk_gb,
+        duration: terms.duration,
+        access_pub_key: terms.access_pub_key,
+        certificate_hash: terms.certificate_hash,
+        balance: AccountWriter.debitXusd(balances, spendable, terms.cost),
+      }),
+      signal,
+    );
+  }
+
+  /** A `lease_renew` block: extends an accepted lease at the provider's current certificate price. */
+  renewLease(address: string, r: RenewTerms, label: string, signal?: AbortSignal): Promise<Block> {
+    return this.write(
+      address,
+      label,
+      (balances, spendable) => ({
+        type: 'lease_renew',
+        asset: 'XUSD',
+        source: r.lease_hash,
+        amount: r.cost,
+        duration: r.duration,
+        certificate_hash: r.certificate_hash,
+        attestations: r.attestations,
+        locked_r: r.locked_r,
+        locked_payout_cap: r.locked_payout_cap,
+        locked_twap_milli: r.locked_twap_milli,
+        balance: AccountWriter.debitXusd(balances, spendable, r.cost),
+      }),
+      signal,
+    );
+  }
+
+  /** A `lease_cancel` block: refunds the escrow of a lease nobody accepted. */
+  cancelLease(
+    address: string,
+    leaseHash: string,
+    refund: bigint,
+    label: string,
+    signal?: AbortSignal,
+  ): Promise<Block> {
+    return this.write(
+      address,
+      label,
+      (balances) => ({
+        type: 'lease_cancel',
+        asset: 'XUSD',
+        source: leaseHash,
+        balance: (balances.XUSD ?? 0n) + refund,
+      }),
+      signal,
+    );
+  }
+
+  /** A `lease_force_settle` block: refunds the escrow once the settle window has passed unsettled. */
+  forceSettleLease(
+    address: string,
+    leaseHash: string,
+    refund: bigint,
+    attestations: Attestation[],
+    label: string,
+    signal?: AbortSignal,
+  ): Promise<Block> {
+    return this.write(
+      address,
+      label,
+      (balances) => ({
+        type: 'lease_force_settle',
+        asset: 'XUSD',
+        source: leaseHash,
+        attestations,
+        balance: (balances.XUSD ?? 0n) + refund,
+      }),
+      signal,
+    );
+  }
+}
+
+/** What a `lease` block carries (from the offer taken and the access key made for it). */
+export interface LeaseTerms {
+  provider: string;
+  cost: bigint;
+  vcpus: bigint;
+  memory_mb: bigint;
+  disk_gb: bigint;
+  duration: bigint;
+  access_pub_key: string;
+  certificate_hash: string;
+}
+
+/** What a `lease_renew` block carries. */
+export interface RenewTerms {
+  lease_hash: string;
+  cost: bigint;
+  duration: bigint;
+  certificate_hash: string;
+  attestations: Attestation[];
+  locked_r: bigint;
+  locked_payout_cap: bigint;
+  locked_twap_milli: bigint;
 }
