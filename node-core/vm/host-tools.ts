@@ -150,6 +150,8 @@ export function run(
     child.once('close', (code, signal) =>
       resolve({ code: code ?? (signal ? 128 : 1), stdout: Buffer.concat(out), stderr: err }),
     );
+    // A reader may stop before the end of its input (xz --single-stream does): not an error here.
+    child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? '');
   });
 }
