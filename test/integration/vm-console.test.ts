@@ -296,6 +296,16 @@ describe.skipIf(unavailable !== undefined)('VM console: WebSocket to a real sshd
     expect(dials).toBe(dialsBefore + 1);
   });
 
+  it('answers a plain GET of the route in JSON, and leaves the other routes alone', async () => {
+    const http = (await startServer()).replace('ws:', 'http:');
+    const plain = await fetch(`${http}/vms/${ACTIVE}/console?ts=1&sig=00`);
+    expect(plain.status).toBe(400);
+    expect(await plain.json()).toEqual({ error: 'WebSocket upgrade required' });
+    const manifest = await fetch(`${http}/`);
+    expect(manifest.status).toBe(200);
+    expect(((await manifest.json()) as { name: string }).name).toBe('ledger-node');
+  });
+
   it('closes the socket of an upgrade it refused in plain HTTP, whatever the client does', async () => {
     const base = await startServer();
     const { port } = new URL(base.replace('ws:', 'http:'));

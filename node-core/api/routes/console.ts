@@ -238,7 +238,13 @@ class ConsoleSession {
       try {
         tunnel = await this.#deps.openTunnel(req.lease);
       } catch (e) {
-        throw new ConsoleError('tunnel_failed', `tunnel error: ${messageOf(e)}`, e);
+        // VmAccess.open already says "tunnel error: ..."; other openers may not.
+        const message = messageOf(e);
+        throw new ConsoleError(
+          'tunnel_failed',
+          /^tunnel error/.test(message) ? message : `tunnel error: ${message}`,
+          e,
+        );
       }
       this.#tunnel = tunnel;
       // The browser may have left while the tunnel was being opened.
