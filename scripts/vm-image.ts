@@ -5,7 +5,6 @@
  * A second run with the same inputs does nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { findBinary } from '../node-core/vm/host-tools.ts';
 import { defaultImageDir, ensureVmImage } from '../node-core/vm/vm-image.ts';
 
@@ -21,7 +20,8 @@ if (!dir) {
 const packages: [string, () => boolean][] = [
   ['qemu-system-x86', () => findBinary('qemu-system-x86_64') !== undefined],
   ['linux-image-amd64', () => spawnSync('sh', ['-c', 'ls /boot/vmlinuz-* >/dev/null 2>&1']).status === 0],
-  ['busybox-static', () => existsSync('/bin/busybox') || existsSync('/usr/bin/busybox')],
+  // The initramfs needs the static busybox (the `busybox` package's is linked against libc).
+  ['busybox-static', () => spawnSync('dpkg', ['-s', 'busybox-static'], { stdio: 'ignore' }).status === 0],
   ['dropbear-bin', () => findBinary('dropbear') !== undefined],
   ['cpio', () => findBinary('cpio') !== undefined],
   ['xz-utils', () => findBinary('xz') !== undefined],

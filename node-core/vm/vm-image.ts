@@ -134,6 +134,11 @@ async function gatherInputs(): Promise<Inputs> {
   const { version, vmlinuz } = pickKernel();
   const busybox = ['/usr/bin/busybox', '/bin/busybox'].find((p) => existsSync(p));
   if (!busybox) throw new VmImageError('busybox missing (apt-get install busybox-static)');
+  // The initramfs has no libc for busybox: it must be the static build.
+  const linked = await run('ldd', [busybox]);
+  if (linked.code === 0 && linked.stdout.toString().includes('=>')) {
+    throw new VmImageError(`${busybox} is dynamically linked (apt-get install busybox-static)`);
+  }
   const bb = await run(busybox, ['--list-full']);
   if (bb.code !== 0) throw new VmImageError('busybox does not list its applets');
   const dropbear = findBinary('dropbear');
