@@ -16,6 +16,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   renderer: () => import('./renderer.ts'),
   certificate: () => import('./certificate.ts'),
   leasing: () => import('./leasing.ts'),
+  vm: () => import('./vm-launch.ts'),
 };
 /** Suites left out of a run that names none. */
 const onlyWhenNamed = new Set(['certificate']);
