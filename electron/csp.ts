@@ -3,12 +3,16 @@ import { formatCsp, UI_CSP_DIRECTIVES } from '../node-core/api/ui-csp.ts';
 /**
  * The Content-Security-Policy the desktop shell enforces on everything its session loads: the GUI's
  * own policy (node-core/api/ui-csp.ts) with connect-src narrowed from 'self' to the node's exact
- * origin. Set by main through `session.webRequest.onHeadersReceived`, so it holds even if the page
+ * origin and its WebSocket form (ws:// for http, wss:// for https: the VM console), which an http
+ * source expression does not cover. Set by main through `session.webRequest.onHeadersReceived`, so it holds even if the page
  * came from somewhere that sent no policy or a weaker one.
  */
 export function desktopCsp(nodeOrigin: string): string {
   const origin = checkOrigin(nodeOrigin);
-  return formatCsp(UI_CSP_DIRECTIVES.map(([name, value]) => [name, name === 'connect-src' ? origin : value]));
+  const ws = origin.replace(/^http/, 'ws');
+  return formatCsp(
+    UI_CSP_DIRECTIVES.map(([name, value]) => [name, name === 'connect-src' ? `${origin} ${ws}` : value]),
+  );
 }
 
 /** An http(s) origin exactly as URL#origin writes it (`http://127.0.0.1:8080`), or a TypeError. */

@@ -17,9 +17,11 @@ describe('the desktop Content-Security-Policy', () => {
   const policy = desktopCsp(ORIGIN);
   const d = directives(policy);
 
-  it('is the GUI policy with connect-src narrowed to the node origin only', () => {
-    expect(d.get('connect-src')).toEqual([ORIGIN]);
-    expect(policy).toBe(UI_CONTENT_SECURITY_POLICY.replace("connect-src 'self'", `connect-src ${ORIGIN}`));
+  it('is the GUI policy with connect-src narrowed to the node origin only (and its ws:// form)', () => {
+    expect(d.get('connect-src')).toEqual([ORIGIN, 'ws://127.0.0.1:8080']);
+    expect(policy).toBe(
+      UI_CONTENT_SECURITY_POLICY.replace("connect-src 'self'", `connect-src ${ORIGIN} ws://127.0.0.1:8080`),
+    );
   });
 
   it('allows no eval, only WebAssembly compilation', () => {
@@ -40,6 +42,11 @@ describe('the desktop Content-Security-Policy', () => {
   it('follows the node to another port', () => {
     expect(directives(desktopCsp('http://127.0.0.1:41234')).get('connect-src')).toEqual([
       'http://127.0.0.1:41234',
+      'ws://127.0.0.1:41234',
+    ]);
+    expect(directives(desktopCsp('https://node.example')).get('connect-src')).toEqual([
+      'https://node.example',
+      'wss://node.example',
     ]);
   });
 
