@@ -1,0 +1,267 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { leaseCost } from '../../node-core/protocol/lease-cost.ts';
+import { SHORT_WINDOWS } from '../helpers/lease-kit.ts';
+import { Account, http, kitOf } from '../helpers/ledger-kit.ts';
+import { seedOf, waitFor } from '../helpers/node.ts';
+import { ensureRendererBuilt, launchChromium, ROOT, startUiNode, type UiNode } from './browser.ts';
+
+/**
+ * Leasing end to end: the built renderer in Debian's Chromium against a real development node that
+ * provides with the sandbox VM driver. A funded account leases a sandbox VM from the window (quote,
+ * signed request, offers, confirm, access key, lease block), sees it accepted, opens its console and
+ * reads a command's output on screen, renews it, and cancels a second lease the provider does not
+ * accept (above its maximum duration). Screenshots of every state in test-artifacts/screenshots/.
+ */
+const SHOTS = join(ROOT, 'test-artifacts', 'screenshots');
+const PASSWORD = 'correct horse battery';
+const XUSD = 50_000_000n;
+
+let ui: UiNode;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let user = '';
+let leaseHash = '';
+let multiplier = 0n;
+
+const shot = (step: string) => page.screenshot({ path: join(SHOTS, `leasing-${step}.png`), fullPage: true });
+const attr = (testId: string, name: string) => page.getByTestId(testId).first().getAttribute(name);
+
+async function createWallet(): Promise<void> {
+  await page.goto(ui.appUrl);
+  await page.getByTestId('onboarding-create').click();
+  await page.getByTestId('seed-backup').waitFor();
+  const groups: string[] = [];
+  for (let i = 1; i <= 16; i++) groups.push(await page.getByTestId(`seed-group-${i}`).innerText());
+  await page.getByTestId('seed-written').check();
+  await page.getByTestId('seed-continue').click();
+  for (let k = 0; k < 3; k++) {
+    const input = page.getByTestId(`confirm-group-${k}`);
+    await input.fill(groups[Number(await input.getAttribute('data-group')) - 1]!);
+  }
+  await page.getByTestId('seed-confirm-submit').click();
+  await page.getByTestId('new-password').fill(PASSWORD);
+  await page.getByTestId('confirm-password').fill(PASSWORD);
+  await page.getByTestId('create-wallet').click();
+  await page.getByTestId('wallet-page').waitFor();
+  user = await page.getByTestId('account-address').innerText();
+}
+
+async function waitLeaseState(hash: string, state: string, ms = 30_000): Promise<void> {
+  await page.waitForFunction(
+    ([h, s]) =>
+      document.querySelector(`[data-testid="lease-row"][data-hash="${h}"]`)?.getAttribute('data-state') === s,
+    [hash, state] as const,
+    { timeout: ms },
+  );
+}
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  await ensureRendererBuilt((l) => console.log(`e2e: ${l}`));
+  browser = await launchChromium();
+  ui = await startUiNode({
+    powDifficulty: 0x0fff000000000000n,
+    genesisSet: { ...SHORT_WINDOWS, lease_min_duration_secs: 5n },
+    provide: { vcpus: 2n, memory_mb: 1024n, disk_gb: 2n, max_concurrent_leases: 0n },
+    // A lease over an hour is refused by this provider: it stays `created` and can be cancelled.
+    vm: { driver: 'sandbox', policy: { maxDurationSecs: 3600n }, provider: { watchMs: 300 } },
+  } as Parameters<typeof startUiNode>[0]);
+  context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (e) => console.error(`e2e page error: ${e.message}`));
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await ui?.stop();
+  await browser?.close();
+});
+
+describe('leasing in Chromium against a providing node (sandbox driver)', () => {
+  it('funds a new account with XUSD from the devnet minter', async () => {
+    await createWallet();
+    const kit = await kitOf(ui.node);
+    const minter = new Account(kit, seedOf(ui.node.keys.minter.seed_hex));
+    await minter.sync();
+    await minter.commit(
+      minter.build({ type: 'mint', asset: 'XUSD', amount: XUSD, balance: minter.bal('XUSD') + XUSD }),
+    );
+    await minter.send(user, XUSD, 'XUSD');
+    await page.getByTestId('tab-overview').click();
+    await page.getByTestId('pending-row').waitFor({ timeout: 30_000 });
+    await page.getByTestId('receive-all').click();
+    await page.getByTestId('receive-success').waitFor({ timeout: 30_000 });
+  }, 90_000);
+
+  it('lists the node as a provider and quotes before signing', async () => {
+    await page.getByTestId('nav-leasing').click();
+    await page.getByTestId('leasing-page').waitFor();
+    const nodeAddress = ui.node.node.nodeKey.address;
+    await page
+      .locator(`[data-testid="provider-row"][data-address="${nodeAddress}"]`)
+      .waitFor({ timeout: 30_000 });
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="provider-multiplier"]')?.getAttribute('data-milli'),
+      null,
+      {
+        timeout: 30_000,
+      },
+    );
+    multiplier = BigInt((await attr('provider-multiplier', 'data-milli'))!);
+    await page.getByTestId('lease-vcpus').fill('1');
+    await page.getByTestId('lease-memory').fill('256');
+    await page.getByTestId('lease-disk').fill('1');
+    await page.getByTestId('lease-duration').fill('2');
+    await page.getByTestId('lease-unit').selectOption('min');
+    await page.getByTestId('quote-ok').waitFor();
+    const expected = leaseCost({ vcpus: 1n, memory_mb: 256n, disk_gb: 1n, duration: 120n }, multiplier);
+    expect(await attr('quote-cost', 'data-micro')).toBe(expected.toString());
+    expect(await attr('quote-spendable', 'data-micro')).toBe(XUSD.toString());
+    await shot('01-quote');
+    // Too big for the balance: refused before anything is signed.
+    await page.getByTestId('lease-duration').fill('2000');
+    await page.getByTestId('lease-unit').selectOption('h');
+    await page.getByTestId('quote-shortfall').waitFor();
+    expect(await page.getByTestId('lease-request').isDisabled()).toBe(true);
+    await shot('02-quote-short');
+    await page.getByTestId('lease-duration').fill('2');
+    await page.getByTestId('lease-unit').selectOption('min');
+  });
+
+  it('leases a sandbox VM: offers, confirm, the lease block, accepted by the provider', async () => {
+    await page.getByTestId('lease-request').click();
+    await page.getByTestId('offer-row').first().waitFor({ timeout: 30_000 });
+    const expected = leaseCost({ vcpus: 1n, memory_mb: 256n, disk_gb: 1n, duration: 120n }, multiplier);
+    expect(await attr('offer-cost', 'data-micro')).toBe(expected.toString());
+    await shot('03-offers');
+    await page.getByTestId('offer-choose').first().click();
+    await page.getByTestId('lease-confirm').waitFor();
+    await shot('04-confirm');
+    await page.getByTestId('lease-confirm-submit').click();
+    await page.getByTestId('lease-submitted').waitFor({ timeout: 60_000 });
+    leaseHash = (await attr('lease-submitted', 'data-hash'))!;
+    expect(leaseHash).toMatch(/^[0-9a-f]{64}$/);
+    // The node holds the lease with the access key the keystore made; the vault keeps it encrypted.
+    const rec = (await http(ui.node.node.url, 'GET', `/leases/${leaseHash}`)).body as Record<string, unknown>;
+    expect(rec.consumer).toBe(user);
+    expect(rec.cost).toBe(expected.toString());
+    expect(rec.access_pub_key).toMatch(/^[0-9a-f]{64}$/);
+    const vault = await page.evaluate(() => localStorage.getItem('ledger-desktop.vault.v1'));
+    expect(vault).not.toContain(rec.access_pub_key as string);
+    await shot('05-submitted');
+    await waitLeaseState(leaseHash, 'accepted', 60_000);
+    await page
+      .locator(`[data-testid="lease-row"][data-hash="${leaseHash}"] [data-testid="countdown"]`)
+      .waitFor();
+    await shot('06-accepted');
+  }, 150_000);
+
+  it('opens the console, runs a command and reads its output on screen', async () => {
+    await page
+      .locator(`[data-testid="lease-row"][data-hash="${leaseHash}"] [data-testid="lease-link"]`)
+      .click();
+    await page.getByTestId('lease-detail').waitFor();
+    await shot('07-detail');
+    await page.getByTestId('lease-tab-console').click();
+    try {
+      await page.waitForFunction(
+        () =>
+          document.querySelector('[data-testid="console-status"]')?.getAttribute('data-state') === 'ready',
+        null,
+        { timeout: 45_000 },
+      );
+    } catch (e) {
+      await shot('08-console-failed');
+      throw new Error(`console not ready: ${await page.getByTestId('console-status').innerText()}`, {
+        cause: e,
+      });
+    }
+    await page.getByTestId('terminal').click();
+    await page.keyboard.type('echo hello-$((6*7))');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(
+      () => (document.querySelector('.xterm-rows')?.textContent ?? '').includes('hello-42'),
+      null,
+      {
+        timeout: 20_000,
+      },
+    );
+    await shot('08-console');
+    // Reconnect opens a fresh session.
+    await page.getByTestId('console-reconnect').click();
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="console-status"]')?.getAttribute('data-state') === 'ready',
+      null,
+      { timeout: 45_000 },
+    );
+  }, 120_000);
+
+  it('renews the lease at the provider’s current price', async () => {
+    await page.getByTestId('lease-tab-renewals').click();
+    await page.getByTestId('renew-duration').fill('1');
+    await page.getByTestId('renew-unit').selectOption('min');
+    const expected = leaseCost({ vcpus: 1n, memory_mb: 256n, disk_gb: 1n, duration: 60n }, multiplier);
+    await page.getByTestId('renew-cost').waitFor();
+    expect(await attr('renew-cost', 'data-micro')).toBe(expected.toString());
+    await shot('09-renew-quote');
+    await page.getByTestId('renew-button').click();
+    await page.getByTestId('renew-done').waitFor({ timeout: 60_000 });
+    await page.getByTestId('renewal-row').first().waitFor({ timeout: 20_000 });
+    const rec = await waitFor(
+      async () => {
+        const r = (await http(ui.node.node.url, 'GET', `/leases/${leaseHash}`)).body as Record<
+          string,
+          unknown
+        >;
+        return (r.renewals as unknown[]).length === 1 ? r : undefined;
+      },
+      20_000,
+      'the renewal on the node',
+    );
+    expect(BigInt(rec!.duration as number)).toBe(180n);
+    await shot('10-renewed');
+  }, 90_000);
+
+  it('cancels a second lease the provider does not accept', async () => {
+    await page.getByTestId('leasing-tab-consumer').click();
+    await page.getByTestId('lease-duration').fill('2');
+    await page.getByTestId('lease-unit').selectOption('h');
+    await page.getByTestId('quote-ok').waitFor();
+    await page.getByTestId('lease-request').click();
+    await page.getByTestId('offer-choose').first().click({ timeout: 30_000 });
+    await page.getByTestId('lease-confirm-submit').click();
+    await page.getByTestId('lease-submitted').waitFor({ timeout: 60_000 });
+    const second = (await attr('lease-submitted', 'data-hash'))!;
+    expect(second).not.toBe(leaseHash);
+    await waitLeaseState(second, 'created');
+    await shot('11-second-created');
+    await page.locator(`[data-testid="lease-row"][data-hash="${second}"] [data-testid="lease-link"]`).click();
+    await page.getByTestId('cancel-button').waitFor();
+    expect(await page.getByTestId('cancel-button').isDisabled()).toBe(false);
+    await page.getByTestId('cancel-button').click();
+    await page.getByTestId('lease-action-done').waitFor({ timeout: 60_000 });
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[data-testid="lease-detail"]')?.getAttribute('data-state') === 'cancelled',
+      null,
+      { timeout: 30_000 },
+    );
+    expect(await page.getByTestId('cancel-button').isDisabled()).toBe(true);
+    await shot('12-cancelled');
+  }, 120_000);
+
+  it('shows the provider side: the VM with no VM boundary, capacity, certificate', async () => {
+    await page.getByTestId('nav-provider').click();
+    await page.getByTestId('provider-section').waitFor();
+    await page.getByTestId('vm-row').first().waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId('vms').innerText()).toMatch(/no VM boundary/);
+    expect(await attr('provider-certificate', 'data-valid')).toBe('true');
+    await shot('13-provider');
+  });
+});
