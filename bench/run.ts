@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
- * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing; certificate,
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing, vm-access; certificate,
  * which takes minutes, runs only when named)
  */
 import { availableParallelism, cpus } from 'node:os';
@@ -17,6 +17,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   certificate: () => import('./certificate.ts'),
   leasing: () => import('./leasing.ts'),
   vm: () => import('./vm-launch.ts'),
+  'vm-access': () => import('./vm-access.ts'),
 };
 /** Suites left out of a run that names none. */
 const onlyWhenNamed = new Set(['certificate']);

@@ -13,6 +13,7 @@ import {
 } from './admin-token.ts';
 import type { ConnectionLimitOptions } from './api/connection-limits.ts';
 import { createApiServer } from './api/server.ts';
+import { registerConsoleRoute } from './api/routes/console.ts';
 import { buildRoutes } from './api/routes/index.ts';
 import { registerUi, UI_PATH } from './api/ui-static.ts';
 import { Consensus, type ConsensusTiming } from './consensus/consensus.ts';
@@ -583,6 +584,19 @@ export class LedgerNode {
         address: this.nodeKey.address,
         node_id: this.nodeId,
       }),
+    });
+    // The VM console (a WebSocket, node-core/client/console-protocol.ts): SSH over the lease's tunnel.
+    registerConsoleRoute(this.api, {
+      leases: this.ledger.leases,
+      openTunnel: async (hash) => {
+        const lease = this.ledger.leases.get(hash);
+        if (lease === undefined) throw new Error('lease not found');
+        return this.vmAccess.open(lease);
+      },
+      now: this.now,
+      verify: verifyBytesNode,
+      log: this.log,
+      allowedOrigins: corsOrigins,
     });
     if (this.uiDir !== undefined) {
       if (existsSync(this.uiDir) && !statSync(this.uiDir).isDirectory()) {

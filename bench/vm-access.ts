@@ -1,0 +1,236 @@
+/**
+ * VM access (issue #12), with the sandbox driver on a development node in this process:
+ * - lease to shell: from submitting the `lease` block to the first `ssh ... true` that succeeds
+ *   through the node's tunnel (the provider provisions, attests and accepts in between);
+ * - exec round trip: `POST /vms/{lease}/exec` of `true`, sequential, median;
+ * - tunnel throughput: 64 MiB piped into `ssh ... 'cat > /dev/null'` through the tunnel, against
+ *   the same ssh straight to the VM's loopback port and a plain loopback TCP copy, all in this run.
+ */
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LedgerClient } from '../node-core/client/client.ts';
+import { Wallet } from '../node-core/client/wallet.ts';
+import type { DevnetKeys } from '../node-core/genesis/genesis.ts';
+import { leaseCost } from '../node-core/leasing/pricing.ts';
+import { LedgerNode } from '../node-core/node.ts';
+import { hexToBytes } from '../node-core/protocol/hex.ts';
+import { generateKeyPair } from '../node-core/protocol/keys.ts';
+import { signLeaseAccess } from '../node-core/protocol/payloads.ts';
+import { opensshPrivateKey } from '../node-core/protocol/ssh-key.ts';
+
+const run = promisify(execFile);
+const CLI = join(fileURLToPath(new URL('..', import.meta.url)), 'bin', 'ledger-node.js');
+const XE = 1_000_000n;
+const COPY_BYTES = 64 * 1024 * 1024;
+const nowNs = () => BigInt(Date.now()) * 1_000_000n;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function until<T>(
+  fn: () => Promise<T | undefined> | T | undefined,
+  ms: number,
+  what: string,
+): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`bench: no ${what} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function sshArgs(key: string, target: string[], command: string): string[] {
+  return [
+    '-i',
+    key,
+    ...target,
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'LogLevel=ERROR',
+    '-o',
+    'BatchMode=yes',
+    command,
+  ];
+}
+
+/** Seconds to pipe `file` into `ssh ... cat > /dev/null`. */
+function sshCopy(args: string[], file: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const fd = openSync(file, 'r');
+    const t0 = performance.now();
+    const p = spawn('ssh', args, { stdio: [fd, 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('close', (code) => {
+      closeSync(fd);
+      if (code === 0) resolve((performance.now() - t0) / 1000);
+      else reject(new Error(`ssh copy failed (${code}): ${err}`));
+    });
+  });
+}
+
+/** Seconds to copy COPY_BYTES over a plain loopback TCP connection into a sink. */
+function loopbackCopy(): Promise<number> {
+  return new Promise((resolve) => {
+    const chunk = Buffer.alloc(64 * 1024, 7);
+    let got = 0;
+    let t0 = 0;
+    const server = createServer((s) => {
+      s.on('data', (d: Buffer) => {
+        got += d.length;
+        if (got >= COPY_BYTES) {
+          s.destroy();
+          server.close();
+          resolve((performance.now() - t0) / 1000);
+        }
+      });
+    });
+    server.listen(0, '127.0.0.1', () => {
+      const c = connect((server.address() as { port: number }).port, '127.0.0.1', () => {
+        t0 = performance.now();
+        let sent = 0;
+        const pump = () => {
+          while (sent < COPY_BYTES) {
+            sent += chunk.length;
+            if (!c.write(chunk)) return void c.once('drain', pump);
+          }
+          c.end();
+        };
+        pump();
+      });
+      c.on('error', () => {});
+    });
+  });
+}
+
+export default async function vmAccess(log: (line: string) => void): Promise<Record<string, number>> {
+  if (spawnSync('bwrap', ['--version']).status !== 0) {
+    log('vm-access: skipped, bubblewrap is not installed (apt-get install bubblewrap dropbear-bin)');
+    return {};
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'bench-vm-'));
+  const node = new LedgerNode({
+    dataDir: join(dir, 'node'),
+    apiPort: 0,
+    powDifficulty: 2n,
+    rateLimit: false,
+    p2p: false,
+    uiDir: false,
+    verifyThreads: 0,
+    genesisSet: {
+      certificate_iterations: 20_000n,
+      certificate_table_entries: 1024n,
+      certificate_reads: 1000n,
+    },
+    provide: { vcpus: 2n, memory_mb: 1024n, disk_gb: 2n, max_concurrent_leases: 0n },
+    vm: { driver: 'sandbox', provider: { watchMs: 100, keepVmsOnStop: false } },
+  });
+  await node.start();
+  try {
+    const client = new LedgerClient(node.url, { adminToken: node.adminToken });
+    const keys = JSON.parse(readFileSync(join(dir, 'node', 'devnet-keys.json'), 'utf8')) as DevnetKeys;
+    const minter = await Wallet.open(client, hexToBytes(keys.minter.seed_hex));
+    const consumer = await Wallet.open(client, globalThis.crypto.getRandomValues(new Uint8Array(32)));
+    await consumer.claim(XE);
+    await minter.mint(10n * XE);
+    await minter.send(consumer.address, 10n * XE, 'XUSD');
+    await consumer.receiveAll();
+    const cert = await until(
+      () => node.certificates.newestValid(node.nodeKey.address, nowNs()),
+      30_000,
+      'certificate',
+    );
+    const access = generateKeyPair();
+    const key = join(dir, 'access.key');
+    writeFileSync(key, opensshPrivateKey(hexToBytes(access.seed_hex), access.pub_key), { mode: 0o600 });
+    const terms = { vcpus: 1n, memory_mb: 256n, disk_gb: 1n, duration: 3600n };
+    const cost = leaseCost(terms, cert.price_multiplier_milli);
+    const t0 = performance.now();
+    const lease = await consumer.prepare({
+      type: 'lease',
+      asset: 'XUSD',
+      destination: node.nodeKey.address,
+      amount: cost,
+      ...terms,
+      access_pub_key: access.pub_key,
+      certificate_hash: cert.hash,
+      balance: 10n * XE - cost,
+    });
+    await client.submit(lease);
+    const hash = lease.hash!;
+    const viaTunnel = [
+      '-o',
+      `ProxyCommand=${process.execPath} ${CLI} tunnel %h --key ${key} --node ${node.url}`,
+      `root@${hash}`,
+    ];
+    // Asynchronous: the node answering the tunnel runs in this very process.
+    await until(
+      () =>
+        run('ssh', sshArgs(key, viaTunnel, 'true'), { timeout: 10_000 }).then(
+          () => true,
+          () => false,
+        ),
+      60_000,
+      'shell',
+    );
+    const leaseToShellMs = performance.now() - t0;
+    log(`lease block submitted to a shell through the tunnel: ${leaseToShellMs.toFixed(0)} ms`);
+
+    const rtts: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const ts = nowNs();
+      const s = performance.now();
+      const r = await fetch(`${node.url}/vms/${hash}/exec`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-signature': signLeaseAccess(hash, hexToBytes(access.seed_hex), ts),
+          'x-timestamp': String(ts),
+        },
+        body: JSON.stringify({ command: 'true' }),
+      });
+      await r.text();
+      if (r.status !== 200) throw new Error(`exec answered ${r.status}`);
+      rtts.push(performance.now() - s);
+    }
+    const execMs = median(rtts);
+    log(`exec round trip (true), median of 30: ${execMs.toFixed(1)} ms`);
+
+    const file = join(dir, 'payload');
+    writeFileSync(file, Buffer.alloc(COPY_BYTES, 1));
+    const handle = node.provider!.vm(hash)!.handle!;
+    const direct = ['-p', String(handle.sshPort), 'root@127.0.0.1'];
+    const mb = COPY_BYTES / 1024 / 1024;
+    const tunnelS = await sshCopy(sshArgs(key, viaTunnel, 'cat > /dev/null'), file);
+    const directS = await sshCopy(sshArgs(key, direct, 'cat > /dev/null'), file);
+    const rawS = await loopbackCopy();
+    const tunnel = mb / tunnelS;
+    const sshDirect = mb / directS;
+    const raw = mb / rawS;
+    log(
+      `ssh copy of ${mb} MiB: through the tunnel ${tunnel.toFixed(0)} MB/s, straight to the VM ${sshDirect.toFixed(0)} MB/s ` +
+        `(${(tunnel / sshDirect).toFixed(2)}x); plain loopback TCP copy ${raw.toFixed(0)} MB/s (tunnel ${(tunnel / raw).toFixed(3)}x)`,
+    );
+    return {
+      lease_to_shell_ms: leaseToShellMs,
+      exec_rtt_ms: execMs,
+      tunnel_mb_s: tunnel,
+      ssh_direct_mb_s: sshDirect,
+      loopback_mb_s: raw,
+      tunnel_vs_direct_ssh: tunnel / sshDirect,
+      tunnel_vs_loopback: tunnel / raw,
+    };
+  } finally {
+    await node.provider?.destroyAll();
+    await node.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
