@@ -30,11 +30,23 @@ export function processRuns(pid: number, marker: string): boolean {
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    // A zombie (state Z) has exited: only its parent has not reaped it yet.
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X' && cmdline.split('\0').some((a) => a.includes(marker));
+    return !exited(stat) && cmdline.split('\0').some((a) => a.includes(marker));
   } catch {
     return false;
+  }
+}
+
+/** A zombie (state Z) has exited: only its parent has not reaped it yet. */
+function exited(stat: string): boolean {
+  const state = stat.charAt(stat.lastIndexOf(')') + 2);
+  return state === 'Z' || state === 'X';
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    return exited(readFileSync(`/proc/${pid}/stat`, 'latin1'));
+  } catch {
+    return true;
   }
 }
 
@@ -167,7 +179,7 @@ export function processesInPidNs(pidNs: string): number[] {
   for (const e of readdirSync('/proc')) {
     if (!/^\d+$/.test(e)) continue;
     try {
-      if (readlinkSync(`/proc/${e}/ns/pid`) === pidNs) out.push(Number(e));
+      if (readlinkSync(`/proc/${e}/ns/pid`) === pidNs && !isZombie(Number(e))) out.push(Number(e));
     } catch {
       /* exited meanwhile, or a zombie */
     }

@@ -185,8 +185,8 @@ export class SandboxDriver implements VmDriver {
         '--unshare-ipc',
         '--unshare-uts',
         '--unshare-cgroup-try',
-        // The namespace's init dies with the monitoring bwrap, and everything inside with it.
-        '--die-with-parent',
+        // No --die-with-parent: that ties the sandbox to the node process, and a provider restart
+        // must keep it. destroy() kills the whole pid namespace instead.
         '--hostname',
         'ledger-sandbox',
         '--ro-bind',
@@ -321,15 +321,8 @@ export class SandboxDriver implements VmDriver {
   private nsPid(handle: VmHandle): number {
     if (!processRuns(handle.pid, handle.dir))
       throw new VmError('not_running', `sandbox of ${handle.lease} is not running`);
-    try {
-      const info = JSON.parse(readFileSync(join(handle.dir, 'info.json'), 'utf8')) as {
-        'child-pid'?: number;
-      };
-      const pid = info['child-pid'];
-      if (typeof pid === 'number' && pid > 1) return pid;
-    } catch {
-      /* below */
-    }
+    const pid = readInfoPid(handle.dir);
+    if (pid !== undefined) return pid;
     throw new VmError('not_running', `sandbox of ${handle.lease} has no namespace pid`);
   }
 
@@ -413,11 +406,15 @@ export class SandboxDriver implements VmDriver {
     // SSH sessions run in sessions of their own (setsid), outside bwrap's process group: they die
     // with the namespace's init, but asynchronously. Kill and wait for every process of the namespace
     // so that nothing of the lease is left when destroy resolves.
+    // The namespace's init is looked up on its own: it outlives a monitor that died alone.
     let pidNs: string | undefined;
-    try {
-      pidNs = readlinkSync(`/proc/${this.nsPid(handle)}/ns/pid`);
-    } catch {
-      /* not running: nothing in a namespace to wait for */
+    const init = readInfoPid(handle.dir);
+    if (init !== undefined && processRuns(init, handle.dir)) {
+      try {
+        pidNs = readlinkSync(`/proc/${init}/ns/pid`);
+      } catch {
+        /* exited meanwhile */
+      }
     }
     await killGroup(handle.pid, handle.dir);
     if (pidNs) {
@@ -436,5 +433,16 @@ export class SandboxDriver implements VmDriver {
       }
     }
     removeDir(handle.dir);
+  }
+}
+
+/** The namespace init's pid that bwrap wrote on --info-fd. */
+function readInfoPid(dir: string): number | undefined {
+  try {
+    const info = JSON.parse(readFileSync(join(dir, 'info.json'), 'utf8')) as { 'child-pid'?: unknown };
+    const pid = info['child-pid'];
+    return typeof pid === 'number' && Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
+  } catch {
+    return undefined;
   }
 }

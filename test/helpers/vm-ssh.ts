@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
 import { opensshPrivateKey } from '../../node-core/protocol/ssh-key.ts';
+import type { VmHandle, VmSpec } from '../../node-core/vm/driver.ts';
 
 /** The real OpenSSH client against a VM driver's guest: key files, one-shot commands, leak checks. */
 
@@ -68,6 +70,34 @@ export function sshRun(
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Creates a VM from a separate Node process that exits right after: the handle then belongs to a
+ * "previous provider process", the case a node restart makes. `module` is the driver's file, `cls`
+ * its class, `opts` its constructor options (JSON).
+ */
+export function createInChild(module: string, cls: string, opts: object, spec: VmSpec): Promise<VmHandle> {
+  const code = [
+    `import { ${cls} } from ${JSON.stringify(pathToFileURL(module).href)};`,
+    `const d = new ${cls}(${JSON.stringify(opts)});`,
+    `const h = await d.create(${JSON.stringify(spec)});`,
+    `process.stdout.write(JSON.stringify(h));`,
+    `process.exit(0);`,
+  ].join('\n');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('close', (status) => {
+      if (status === 0) resolve(JSON.parse(out) as VmHandle);
+      else reject(new Error(`create in a child process failed (${status}): ${err.trim()}`));
     });
   });
 }

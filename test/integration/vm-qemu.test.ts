@@ -1,12 +1,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VmError, type DriverReport, type VmHandle } from '../../node-core/vm/driver.ts';
 import { findBinary, processesMentioning, sshAnswers } from '../../node-core/vm/host-tools.ts';
 import { QemuDriver } from '../../node-core/vm/qemu-driver.ts';
 import { ensureVmImage, findVmImage } from '../../node-core/vm/vm-image.ts';
-import { sshRun, writeSshKey, type SshKey } from '../helpers/vm-ssh.ts';
+import { createInChild, sshRun, writeSshKey, type SshKey } from '../helpers/vm-ssh.ts';
 
 /**
  * The qemu driver with a real VM: the project's image (built here when missing, as `npm run vm:image`
@@ -29,7 +30,8 @@ const lease = 'c3'.repeat(32);
 const expectKvm = process.env.LEDGER_VM_EXPECT_KVM === '1';
 
 describe.skipIf(skip !== '')('qemu driver', () => {
-  const driver = new QemuDriver({ rootDir: root });
+  const vmRoot = join(root, 'Ledger Node Desktop', 'a-data-directory-with-a-long-name', 'vms');
+  const driver = new QemuDriver({ rootDir: vmRoot });
   let report: DriverReport;
   let key: SshKey;
   let other: SshKey;
@@ -42,8 +44,19 @@ describe.skipIf(skip !== '')('qemu driver', () => {
     report = await driver.probe();
     console.log(`vm-qemu: probe ${(performance.now() - t).toFixed(0)} ms: ${report.detail}`);
     t = performance.now();
-    handle = await driver.create({ lease, vcpus: 2, memoryMb: 384, diskGb: 3, accessPubKey: key.pubHex });
-    console.log(`vm-qemu: create to SSH banner ${(performance.now() - t).toFixed(0)} ms`);
+    // Created by another Node process that has exited since: as after a provider restart. Its folder
+    // path is long, as under a real data directory: the agent socket is then reached through the
+    // folder's descriptor (a socket path has at most 107 bytes).
+    handle = await createInChild(
+      fileURLToPath(new URL('../../node-core/vm/qemu-driver.ts', import.meta.url)),
+      'QemuDriver',
+      { rootDir: vmRoot },
+      { lease, vcpus: 2, memoryMb: 384, diskGb: 3, accessPubKey: key.pubHex },
+    );
+    expect(Buffer.byteLength(join(handle.dir, 'agent.sock'))).toBeGreaterThan(107);
+    console.log(
+      `vm-qemu: create (in a child process) to SSH banner ${(performance.now() - t).toFixed(0)} ms`,
+    );
   }, 240_000);
 
   afterAll(async () => {
@@ -141,7 +154,7 @@ describe.skipIf(skip !== '')('qemu driver', () => {
 
   it('a new driver instance finds the VM alive (provider restart); destroy removes everything', async () => {
     const h = handle!;
-    const restarted = new QemuDriver({ rootDir: root });
+    const restarted = new QemuDriver({ rootDir: vmRoot });
     expect(await restarted.alive(h)).toBe(true);
     expect((await restarted.exec(h, 'echo again', { timeoutMs: 20_000, maxOutputBytes: 100 })).stdout).toBe(
       'again\n',
