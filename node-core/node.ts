@@ -304,6 +304,8 @@ export class LedgerNode {
   certificateExchange: CertificateExchange | undefined;
   /** Runs VMs for the leases addressed to this node (undefined when it runs none). */
   provider: Provider | undefined;
+  /** The provider's start in the background (driver 'auto'). */
+  private providerStarting: Promise<void> | undefined;
   /** Who may reach a lease's VM, and the way there (here, or through its provider). */
   vmAccess!: VmAccess;
   startedAt = 0;
@@ -405,7 +407,13 @@ export class LedgerNode {
       if (this.opts.p2p !== false) await this.startP2P();
       await this.listen();
       this.startOwnCertificate();
-      await this.startProvider();
+      // 'auto' probes the host (qemu may try a KVM boot for seconds) after the start, never holding
+      // it up; a driver asked for by name is checked before the start completes, so it can refuse.
+      if ((this.opts.vm?.driver ?? 'none') === 'auto')
+        this.providerStarting = this.startProvider().catch((e: unknown) =>
+          this.log?.error({ err: e }, 'the provider could not start'),
+        );
+      else await this.startProvider();
     } catch (e) {
       await this.stop().catch(() => {});
       throw e;
@@ -415,6 +423,7 @@ export class LedgerNode {
   async stop(): Promise<void> {
     // First: a running benchmark's worker is terminated, and nothing is stored after the store closes.
     await this.ownCertificate?.stop();
+    await this.providerStarting;
     await this.provider?.stop();
     this.certificateExchange?.stop();
     await this.api?.close();
