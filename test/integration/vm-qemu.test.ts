@@ -77,6 +77,13 @@ describe.skipIf(skip !== '')('qemu driver', () => {
     }
   });
 
+  it('keeps the built image while its inputs are unchanged', async () => {
+    const before = findVmImage()!;
+    const again = await ensureVmImage();
+    expect(again).toEqual(before);
+    expect(again.pvh).toBe(true); // Debian's xz bzImage yields the ELF kernel QEMU boots directly
+  });
+
   it('says to build the image when there is none', async () => {
     const empty = mkdtempSync(join(root, 'no-image-'));
     const r = await new QemuDriver({ rootDir: root, imageDir: empty }).probe();

@@ -42,6 +42,7 @@ describe.skipIf(!probeReport.available)('sandbox driver', () => {
   afterAll(async () => {
     // Every process started here goes, even when a test failed half-way.
     for (const h of handles) await driver.destroy(h).catch(() => {});
+    for (const pid of processesMentioning(root)) process.kill(pid, 'SIGKILL');
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -70,6 +71,11 @@ describe.skipIf(!probeReport.available)('sandbox driver', () => {
     expect(rest).not.toContain('shadow');
     expect(rest.at(-1)).toBe(String(handle.vcpus)); // the CPU affinity mask
     expect(readFileSync(join(handle.dir, 'data/f'), 'utf8')).toBe('hi\n');
+    // A login shell has no CAP_SYS_ADMIN (bit 21) or CAP_SYS_MODULE (16) to get out with.
+    const caps = await sshRun(handle.sshPort, key.file, 'grep CapBnd /proc/self/status');
+    const bnd = BigInt('0x' + caps.stdout.split(/\s+/)[1]!);
+    expect(bnd & (1n << 21n)).toBe(0n);
+    expect(bnd & (1n << 16n)).toBe(0n);
   });
 
   it('refuses any other key', async () => {
@@ -147,6 +153,21 @@ describe.skipIf(!probeReport.available)('sandbox driver', () => {
       .exec(handle, 'true', { timeoutMs: 1000, maxOutputBytes: 10 })
       .catch((e: unknown) => e);
     expect((err as VmError).code).toBe('not_running');
+  });
+
+  it('an aborted launch fails and leaves nothing behind', async () => {
+    const abortLease = 'f6'.repeat(32);
+    const ac = new AbortController();
+    ac.abort();
+    const err = await driver
+      .create(
+        { lease: abortLease, vcpus: 1, memoryMb: 64, diskGb: 0, accessPubKey: key.pubHex },
+        { signal: ac.signal },
+      )
+      .catch((e: unknown) => e);
+    expect((err as VmError).code).toBe('launch_failed');
+    expect(existsSync(join(root, abortLease))).toBe(false);
+    expect(processesMentioning(join(root, abortLease))).toEqual([]);
   });
 
   it('refuses a bad spec and leaves nothing behind', async () => {
