@@ -119,10 +119,14 @@ describe.skipIf(!probeReport.available)('sandbox driver', () => {
     expect(err).toBeInstanceOf(VmError);
     expect((err as VmError).code).toBe('exec_timeout');
     expect(Date.now() - started).toBeLessThan(3000);
-    const left = await driver.exec(handle, 'ps -eo args | grep -c "^sleep 37" || true', {
-      timeoutMs: 5000,
-      maxOutputBytes: 100,
-    });
+    const left = await driver.exec(
+      handle,
+      'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " <"$f"; echo; done | grep -c "^sleep 37" || true',
+      {
+        timeoutMs: 5000,
+        maxOutputBytes: 100,
+      },
+    );
     expect(left.stdout.trim()).toBe('0');
   });
 
