@@ -95,7 +95,10 @@ export interface VmDriver {
    * returned handle's port. Throws VmError('launch_failed') and leaves nothing behind on failure.
    * `signal` aborts a launch (the VM is destroyed).
    */
-  create(spec: VmSpec, opts?: { signal?: AbortSignal; onProgress?: (msg: string) => void }): Promise<VmHandle>;
+  create(
+    spec: VmSpec,
+    opts?: { signal?: AbortSignal; onProgress?: (msg: string) => void },
+  ): Promise<VmHandle>;
   /** Whether the VM of `handle` still runs (process alive and SSH port answering). */
   alive(handle: VmHandle): Promise<boolean>;
   /** Runs `command` with `sh -c` as root inside the VM. VmError('exec_timeout') past the time-out. */
