@@ -26,8 +26,7 @@ export type ConsoleServerMessage =
 
 /** Client -> server. */
 export type ConsoleClientMessage =
-  | { type: 'signature'; id: number; signature: string }
-  | { type: 'resize'; cols: number; rows: number };
+  { type: 'signature'; id: number; signature: string } | { type: 'resize'; cols: number; rows: number };
 
 export type ConsoleErrorCode =
   | 'bad_request' // malformed query or message

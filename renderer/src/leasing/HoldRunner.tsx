@@ -100,4 +100,3 @@ export function HoldRunner({ accounts }: { accounts: readonly AccountInfo[] }) {
     </div>
   );
 }
-
