@@ -49,6 +49,11 @@ export async function startTestNode(opts: Partial<NodeOptions> = {}): Promise<Te
     p2p: false,
     ...opts,
     genesisSet: { ...TEST_CERTIFICATE_WORKLOAD, ...opts.genesisSet },
+    // A test's VMs go with its node, unless the test keeps them on purpose (a restart test).
+    vm: opts.vm && {
+      ...opts.vm,
+      provider: { ...opts.vm.provider, keepVmsOnStop: opts.vm.provider?.keepVmsOnStop ?? false },
+    },
   });
   await node.start();
   const client = new LedgerClient(node.url, { adminToken: node.adminToken });
