@@ -18,8 +18,8 @@ import { Wallet } from '../node-core/client/wallet.ts';
 import type { DevnetKeys } from '../node-core/genesis/genesis.ts';
 import { leaseCost } from '../node-core/leasing/pricing.ts';
 import { LedgerNode } from '../node-core/node.ts';
-import { hexToBytes } from '../node-core/protocol/hex.ts';
-import { generateKeyPair } from '../node-core/protocol/keys.ts';
+import { bytesToHex, hexToBytes } from '../node-core/protocol/hex.ts';
+import { generateKeyPair, signBytes } from '../node-core/protocol/keys.ts';
 import { signLeaseAccess } from '../node-core/protocol/payloads.ts';
 import { opensshPrivateKey } from '../node-core/protocol/ssh-key.ts';
 
@@ -111,6 +111,42 @@ function loopbackCopy(): Promise<number> {
   });
 }
 
+/** Opens the console of `lease` as the window does and resolves at the shell's first prompt. */
+function consolePrompt(url: string, lease: string, seed: Uint8Array): Promise<void> {
+  const ts = nowNs();
+  const sig = signLeaseAccess(lease, seed, ts);
+  const ws = new WebSocket(
+    `${url.replace(/^http/, 'ws')}/vms/${lease}/console?ts=${ts}&sig=${sig}&cols=80&rows=24`,
+  );
+  ws.binaryType = 'arraybuffer';
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('bench: no console prompt within 30 s')), 30_000);
+    ws.onmessage = (e: MessageEvent) => {
+      if (typeof e.data === 'string') {
+        const m = JSON.parse(e.data) as { type: string; id?: number; data?: string; message?: string };
+        if (m.type === 'sign')
+          ws.send(
+            JSON.stringify({
+              type: 'signature',
+              id: m.id,
+              signature: bytesToHex(signBytes(hexToBytes(m.data!), seed)),
+            }),
+          );
+        if (m.type === 'error') reject(new Error(`bench: console error ${m.message}`));
+        return;
+      }
+      out += Buffer.from(e.data as ArrayBuffer).toString('latin1');
+      if (/[#$] $/.test(out)) {
+        clearTimeout(timer);
+        ws.close();
+        resolve();
+      }
+    };
+    ws.onerror = () => reject(new Error('bench: console socket failed'));
+  });
+}
+
 export default async function vmAccess(log: (line: string) => void): Promise<Record<string, number>> {
   if (spawnSync('bwrap', ['--version']).status !== 0) {
     log('vm-access: skipped, bubblewrap is not installed (apt-get install bubblewrap dropbear-bin)');
@@ -165,6 +201,7 @@ export default async function vmAccess(log: (line: string) => void): Promise<Rec
       balance: 10n * XE - cost,
     });
     await client.submit(lease);
+    consumer.advance(lease);
     const hash = lease.hash!;
     const viaTunnel = [
       '-o',
@@ -183,6 +220,28 @@ export default async function vmAccess(log: (line: string) => void): Promise<Rec
     );
     const leaseToShellMs = performance.now() - t0;
     log(`lease block submitted to a shell through the tunnel: ${leaseToShellMs.toFixed(0)} ms`);
+
+    // The same through the console's WebSocket, as the window does it: a second lease, from the
+    // lease block to the shell's first prompt on the console.
+    const t1 = performance.now();
+    const second = await consumer.prepare({
+      type: 'lease',
+      asset: 'XUSD',
+      destination: node.nodeKey.address,
+      amount: cost,
+      ...terms,
+      access_pub_key: access.pub_key,
+      certificate_hash: cert.hash,
+      balance: 10n * XE - 2n * cost,
+    });
+    await client.submit(second);
+    consumer.advance(second);
+    await until(() => node.ledger.leases.get(second.hash!)?.state === 'accepted', 60_000, 'second accept');
+    await consolePrompt(node.url, second.hash!, hexToBytes(access.seed_hex));
+    const leaseToConsoleMs = performance.now() - t1;
+    log(
+      `lease block submitted to a shell prompt in the console (WebSocket, SSH): ${leaseToConsoleMs.toFixed(0)} ms`,
+    );
 
     const rtts: number[] = [];
     for (let i = 0; i < 30; i++) {
@@ -221,6 +280,7 @@ export default async function vmAccess(log: (line: string) => void): Promise<Rec
     );
     return {
       lease_to_shell_ms: leaseToShellMs,
+      lease_to_console_prompt_ms: leaseToConsoleMs,
       exec_rtt_ms: execMs,
       tunnel_mb_s: tunnel,
       ssh_direct_mb_s: sshDirect,

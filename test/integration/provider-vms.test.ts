@@ -40,7 +40,10 @@ describe('provider VMs (sandbox driver)', () => {
     dataDir,
     genesisSet: { ...SHORT_WINDOWS, lease_min_duration_secs: 5n },
     provide: { vcpus: 2n, memory_mb: 1024n, disk_gb: 2n, max_concurrent_leases: 0n },
-    vm: { driver: 'sandbox' as const, provider: { watchMs: 300, keepVmsOnStop: true } },
+    vm: {
+      driver: 'sandbox' as const,
+      provider: { watchMs: 300, keepVmsOnStop: true, exec: { timeoutMs: 2_000, maxOutputBytes: 4096 } },
+    },
   });
 
   /** A lease from a funded consumer to this node, for `access`, of `duration` seconds. */
@@ -144,6 +147,13 @@ describe('provider VMs (sandbox driver)', () => {
     expect((stale.body as Json).error).toMatch(/expired/);
     expect((await exec('ab'.repeat(32), 'true', signed('ab'.repeat(32), access))).status).toBe(404);
     expect((await exec(hash, '', signed(hash, access))).status).toBe(400);
+    // The time-out (2 s here, 30 s by default) is a 408; each output is capped (4 KiB here, 1 MiB by default).
+    const slow = await exec(hash, 'sleep 10', signed(hash, access));
+    expect(slow.status).toBe(408);
+    const big = await exec(hash, "head -c 10000 /dev/zero | tr '\\0' a", signed(hash, access));
+    expect(big.status).toBe(200);
+    expect(String((big.body as Json).stdout)).toBe('a'.repeat(4096));
+    expect((big.body as Json).truncated).toBe(true);
 
     // A real OpenSSH client through the tunnel, with the CLI as its ProxyCommand.
     const key = keyFile(access);

@@ -931,8 +931,8 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
     <div data-testid="provider-section" data-enabled={String(p?.enabled === true)}>
       {!p?.enabled && (
         <div className="hint box" data-testid="not-provider">
-          This node is not a provider{p?.detail ? `: ${p.detail}` : ''}. Start it with --provide-vcpus (and
-          --provide-memory-mb, --provide-disk-gb) to offer compute.
+          This node is not a provider{p?.detail ? `: ${p.detail}` : ''}. Start it with --provide (capacity
+          with --vcpus, --memory, --disk) to offer compute.
         </div>
       )}
       <section className="card">
