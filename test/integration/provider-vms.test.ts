@@ -215,7 +215,10 @@ describe('provider VMs (sandbox driver)', () => {
     const access = accessKey();
     const l = await lease(consumer, access, 600n);
     const hash = l.hash!;
+    // A second lease that expires just after the restart: the restarted provider settles it.
+    const soon = (await lease(consumer, access, 8n)).hash!;
     await waitFor(async () => (await leaseState(hash)) === 'accepted', 30_000, 'the accept');
+    await waitFor(async () => (await leaseState(soon)) === 'accepted', 30_000, 'the second accept');
     const before = await exec(hash, 'echo $$ > /root/marker; cat /root/marker', signed(hash, access));
     expect(before.status).toBe(200);
 
@@ -228,6 +231,12 @@ describe('provider VMs (sandbox driver)', () => {
     expect((after.body as Json).stdout).toBe((before.body as Json).stdout);
     const vms = (await http(kit.url, 'GET', '/vms')).body as Json[];
     expect(vms.find((v) => v.lease === hash)).toMatchObject({ status: 'running' });
+    await waitFor(async () => (await leaseState(soon)) === 'settled', 45_000, 'the settle after the restart');
+    await waitFor(
+      async () => ((await http(kit.url, 'GET', `/vms/${soon}`)).body as Json).status === 'stopped',
+      15_000,
+      'the teardown after the restart',
+    );
   }, 120_000);
 
   it('GET /vms is [] on a node that runs no VMs', async () => {
