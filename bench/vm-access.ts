@@ -6,13 +6,11 @@
  * - tunnel throughput: 64 MiB piped into `ssh ... 'cat > /dev/null'` through the tunnel, against
  *   the same ssh straight to the VM's loopback port and a plain loopback TCP copy, all in this run.
  */
-import { execFile, spawn, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { LedgerClient } from '../node-core/client/client.ts';
 import { Wallet } from '../node-core/client/wallet.ts';
 import type { DevnetKeys } from '../node-core/genesis/genesis.ts';
@@ -21,10 +19,8 @@ import { LedgerNode } from '../node-core/node.ts';
 import { bytesToHex, hexToBytes } from '../node-core/protocol/hex.ts';
 import { generateKeyPair, signBytes } from '../node-core/protocol/keys.ts';
 import { signLeaseAccess } from '../node-core/protocol/payloads.ts';
-import { opensshPrivateKey } from '../node-core/protocol/ssh-key.ts';
+import { leaseFields, run, sshArgs, viaTunnel, writeKeyFile } from '../test/helpers/vm-lease.ts';
 
-const run = promisify(execFile);
-const CLI = join(fileURLToPath(new URL('..', import.meta.url)), 'bin', 'ledger-node.js');
 const XE = 1_000_000n;
 const COPY_BYTES = 64 * 1024 * 1024;
 const nowNs = () => BigInt(Date.now()) * 1_000_000n;
@@ -42,23 +38,6 @@ async function until<T>(
     if (Date.now() > end) throw new Error(`bench: no ${what} within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-function sshArgs(key: string, target: string[], command: string): string[] {
-  return [
-    '-i',
-    key,
-    ...target,
-    '-o',
-    'StrictHostKeyChecking=no',
-    '-o',
-    'UserKnownHostsFile=/dev/null',
-    '-o',
-    'LogLevel=ERROR',
-    '-o',
-    'BatchMode=yes',
-    command,
-  ];
 }
 
 /** Seconds to pipe `file` into `ssh ... cat > /dev/null`. */
@@ -185,33 +164,19 @@ export default async function vmAccess(log: (line: string) => void): Promise<Rec
       'certificate',
     );
     const access = generateKeyPair();
-    const key = join(dir, 'access.key');
-    writeFileSync(key, opensshPrivateKey(hexToBytes(access.seed_hex), access.pub_key), { mode: 0o600 });
+    const key = writeKeyFile(dir, access);
     const terms = { vcpus: 1n, memory_mb: 256n, disk_gb: 1n, duration: 3600n };
     const cost = leaseCost(terms, cert.price_multiplier_milli);
     const t0 = performance.now();
-    const lease = await consumer.prepare({
-      type: 'lease',
-      asset: 'XUSD',
-      destination: node.nodeKey.address,
-      amount: cost,
-      ...terms,
-      access_pub_key: access.pub_key,
-      certificate_hash: cert.hash,
-      balance: 10n * XE - cost,
-    });
+    const lease = await consumer.prepare(leaseFields(node.nodeKey.address, cert, access, terms, 10n * XE));
     await client.submit(lease);
     consumer.advance(lease);
     const hash = lease.hash!;
-    const viaTunnel = [
-      '-o',
-      `ProxyCommand=${process.execPath} ${CLI} tunnel %h --key ${key} --node ${node.url}`,
-      `root@${hash}`,
-    ];
+    const tunnel = viaTunnel(key, node.url, hash);
     // Asynchronous: the node answering the tunnel runs in this very process.
     await until(
       () =>
-        run('ssh', sshArgs(key, viaTunnel, 'true'), { timeout: 10_000 }).then(
+        run('ssh', sshArgs(key, tunnel, 'true'), { timeout: 10_000 }).then(
           () => true,
           () => false,
         ),
@@ -224,16 +189,9 @@ export default async function vmAccess(log: (line: string) => void): Promise<Rec
     // The same through the console's WebSocket, as the window does it: a second lease, from the
     // lease block to the shell's first prompt on the console.
     const t1 = performance.now();
-    const second = await consumer.prepare({
-      type: 'lease',
-      asset: 'XUSD',
-      destination: node.nodeKey.address,
-      amount: cost,
-      ...terms,
-      access_pub_key: access.pub_key,
-      certificate_hash: cert.hash,
-      balance: 10n * XE - 2n * cost,
-    });
+    const second = await consumer.prepare(
+      leaseFields(node.nodeKey.address, cert, access, terms, 10n * XE - cost),
+    );
     await client.submit(second);
     consumer.advance(second);
     await until(() => node.ledger.leases.get(second.hash!)?.state === 'accepted', 60_000, 'second accept');
@@ -268,25 +226,25 @@ export default async function vmAccess(log: (line: string) => void): Promise<Rec
     const handle = node.provider!.vm(hash)!.handle!;
     const direct = ['-p', String(handle.sshPort), 'root@127.0.0.1'];
     const mb = COPY_BYTES / 1024 / 1024;
-    const tunnelS = await sshCopy(sshArgs(key, viaTunnel, 'cat > /dev/null'), file);
+    const tunnelS = await sshCopy(sshArgs(key, tunnel, 'cat > /dev/null'), file);
     const directS = await sshCopy(sshArgs(key, direct, 'cat > /dev/null'), file);
     const rawS = await loopbackCopy();
-    const tunnel = mb / tunnelS;
+    const throughTunnel = mb / tunnelS;
     const sshDirect = mb / directS;
     const raw = mb / rawS;
     log(
-      `ssh copy of ${mb} MiB: through the tunnel ${tunnel.toFixed(0)} MB/s, straight to the VM ${sshDirect.toFixed(0)} MB/s ` +
-        `(${(tunnel / sshDirect).toFixed(2)}x); plain loopback TCP copy ${raw.toFixed(0)} MB/s (tunnel ${(tunnel / raw).toFixed(3)}x)`,
+      `ssh copy of ${mb} MiB: through the tunnel ${throughTunnel.toFixed(0)} MB/s, straight to the VM ${sshDirect.toFixed(0)} MB/s ` +
+        `(${(throughTunnel / sshDirect).toFixed(2)}x); plain loopback TCP copy ${raw.toFixed(0)} MB/s (tunnel ${(throughTunnel / raw).toFixed(3)}x)`,
     );
     return {
       lease_to_shell_ms: leaseToShellMs,
       lease_to_console_prompt_ms: leaseToConsoleMs,
       exec_rtt_ms: execMs,
-      tunnel_mb_s: tunnel,
+      tunnel_mb_s: throughTunnel,
       ssh_direct_mb_s: sshDirect,
       loopback_mb_s: raw,
-      tunnel_vs_direct_ssh: tunnel / sshDirect,
-      tunnel_vs_loopback: tunnel / raw,
+      tunnel_vs_direct_ssh: throughTunnel / sshDirect,
+      tunnel_vs_loopback: throughTunnel / raw,
     };
   } finally {
     await node.provider?.destroyAll();

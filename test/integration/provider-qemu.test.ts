@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leaseCost } from '../../node-core/leasing/pricing.ts';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
 import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
 import { signLeaseAccess } from '../../node-core/protocol/payloads.ts';
@@ -8,6 +7,7 @@ import { ensureVmImage } from '../../node-core/vm/vm-image.ts';
 import { fundedAccount, SHORT_WINDOWS } from '../helpers/lease-kit.ts';
 import { Account, http, type Kit, kitOf, nowNs } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+import { leaseFields } from '../helpers/vm-lease.ts';
 
 /**
  * A provider running a real VM per lease (issue #12, decisions D16): the qemu driver (software
@@ -60,18 +60,8 @@ describe.skipIf(skip !== '')('provider with the qemu driver', () => {
     if (!cert) throw new Error('no certificate');
     const access = keyPairFromSeed(globalThis.crypto.getRandomValues(new Uint8Array(32)));
     const terms = { vcpus: 2n, memory_mb: 512n, disk_gb: 2n, duration: 600n };
-    const cost = leaseCost(terms, cert.price_multiplier_milli);
     const lease = await consumer.commit(
-      consumer.build({
-        type: 'lease',
-        asset: 'XUSD',
-        destination: t.node.nodeKey.address,
-        amount: cost,
-        ...terms,
-        access_pub_key: access.pub_key,
-        certificate_hash: cert.hash,
-        balance: consumer.bal('XUSD') - cost,
-      }),
+      consumer.build(leaseFields(t.node.nodeKey.address, cert, access, terms, consumer.bal('XUSD'))),
     );
     const hash = lease.hash!;
     await waitFor(

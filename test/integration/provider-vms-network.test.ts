@@ -1,17 +1,13 @@
-import { execFile } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leaseCost } from '../../node-core/leasing/pricing.ts';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
 import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
-import { opensshPrivateKey } from '../../node-core/protocol/ssh-key.ts';
 import { fundedAccount, SHORT_WINDOWS } from '../helpers/lease-kit.ts';
 import { Account, http, type Kit, kitOf, nowNs } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, tempDir, type TestNode, waitFor } from '../helpers/node.ts';
 import { listenAddr, P2P } from '../helpers/p2p.ts';
+import { leaseFields, run, sshArgs, viaTunnel, writeKeyFile } from '../helpers/vm-lease.ts';
 
 /**
  * Reaching a VM from anywhere on the network (issue #12; reference-behavior 1.6, 5.7): the consumer
@@ -20,8 +16,6 @@ import { listenAddr, P2P } from '../helpers/p2p.ts';
  * through the consumer's node.
  */
 
-const run = promisify(execFile);
-const CLI = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'ledger-node.js');
 type Json = Record<string, JsonValue>;
 
 describe('VM access through the consumer’s own node', () => {
@@ -63,18 +57,8 @@ describe('VM access through the consumer’s own node', () => {
     if (!cert) throw new Error('no certificate');
     const access = keyPairFromSeed(globalThis.crypto.getRandomValues(new Uint8Array(32)));
     const terms = { vcpus: 1n, memory_mb: 256n, disk_gb: 1n, duration: 300n };
-    const cost = leaseCost(terms, cert.price_multiplier_milli);
     const lease = await consumer.commit(
-      consumer.build({
-        type: 'lease',
-        asset: 'XUSD',
-        destination: provider.node.nodeKey.address,
-        amount: cost,
-        ...terms,
-        access_pub_key: access.pub_key,
-        certificate_hash: cert.hash,
-        balance: consumer.bal('XUSD') - cost,
-      }),
+      consumer.build(leaseFields(provider.node.nodeKey.address, cert, access, terms, consumer.bal('XUSD'))),
     );
     const hash = lease.hash!;
     // The consumer's node sees the accept by gossip and knows the provider's peer by the directory.
@@ -92,28 +76,10 @@ describe('VM access through the consumer’s own node', () => {
     expect(relayed.body).toMatchObject({ lease_hash: hash, status: 'running', driver: 'sandbox' });
     expect((await http(own.node.url, 'GET', `/vms/${'cd'.repeat(32)}`)).status).toBe(404);
 
-    const key = join(keyDir, 'access.key');
-    writeFileSync(key, opensshPrivateKey(seedOf(access.seed_hex), access.pub_key), { mode: 0o600 });
-    const ssh = await run(
-      'ssh',
-      [
-        '-i',
-        key,
-        '-o',
-        `ProxyCommand=${process.execPath} ${CLI} tunnel %h --key ${key} --node ${own.node.url}`,
-        '-o',
-        'StrictHostKeyChecking=no',
-        '-o',
-        'UserKnownHostsFile=/dev/null',
-        '-o',
-        'LogLevel=ERROR',
-        '-o',
-        'BatchMode=yes',
-        `root@${hash}`,
-        'echo remote-$((6*7))',
-      ],
-      { timeout: 30_000 },
-    );
+    const key = writeKeyFile(keyDir, access);
+    const ssh = await run('ssh', sshArgs(key, viaTunnel(key, own.node.url, hash), 'echo remote-$((6*7))'), {
+      timeout: 30_000,
+    });
     expect(ssh.stdout.trim()).toBe('remote-42');
   }, 120_000);
 });

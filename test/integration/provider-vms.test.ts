@@ -1,18 +1,13 @@
-import { execFile } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Block } from '../../node-core/protocol/block.ts';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
 import { keyPairFromSeed, type KeyPair } from '../../node-core/protocol/keys.ts';
-import { leaseCost } from '../../node-core/leasing/pricing.ts';
 import { signLeaseAccess } from '../../node-core/protocol/payloads.ts';
-import { opensshPrivateKey } from '../../node-core/protocol/ssh-key.ts';
 import { fundedAccount, SHORT_WINDOWS } from '../helpers/lease-kit.ts';
 import { Account, http, type Kit, kitOf, nowNs } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, tempDir, type TestNode, waitFor } from '../helpers/node.ts';
+import { leaseFields, run, sshArgs, viaTunnel, writeKeyFile } from '../helpers/vm-lease.ts';
 
 /**
  * The provider's automation on a real node with the sandbox VM driver (issue #12; reference-behavior
@@ -21,10 +16,6 @@ import { seedOf, startTestNode, tempDir, type TestNode, waitFor } from '../helpe
  * signature forms); a real OpenSSH client logs in through the tunnel with the CLI as ProxyCommand;
  * the provider settles in the window and tears the VM down; a restart keeps a live lease's VM.
  */
-
-const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'bin', 'ledger-node.js');
 
 type Json = Record<string, JsonValue>;
 
@@ -55,17 +46,9 @@ describe('provider VMs (sandbox driver)', () => {
     );
     if (!cert) throw new Error('no certificate');
     const terms = { vcpus: 1n, memory_mb: 256n, disk_gb: 1n, duration };
-    const cost = leaseCost(terms, cert.price_multiplier_milli);
-    const block = consumer.build({
-      type: 'lease',
-      asset: 'XUSD',
-      destination: t.node.nodeKey.address,
-      amount: cost,
-      ...terms,
-      access_pub_key: access.pub_key,
-      certificate_hash: cert.hash,
-      balance: consumer.bal('XUSD') - cost,
-    });
+    const block = consumer.build(
+      leaseFields(t.node.nodeKey.address, cert, access, terms, consumer.bal('XUSD')),
+    );
     await consumer.commit(block);
     return block;
   }
@@ -85,11 +68,7 @@ describe('provider VMs (sandbox driver)', () => {
     return keyPairFromSeed(globalThis.crypto.getRandomValues(new Uint8Array(32)));
   }
 
-  function keyFile(key: KeyPair): string {
-    const path = join(keyDir, `${key.pub_key.slice(0, 8)}.key`);
-    writeFileSync(path, opensshPrivateKey(seedOf(key.seed_hex), key.pub_key), { mode: 0o600 });
-    return path;
-  }
+  const keyFile = (key: KeyPair) => writeKeyFile(keyDir, key);
 
   beforeAll(async () => {
     keyDir = tempDir('provider-keys-');
@@ -159,44 +138,17 @@ describe('provider VMs (sandbox driver)', () => {
     const key = keyFile(access);
     const ssh = await run(
       'ssh',
-      [
-        '-i',
-        key,
-        '-o',
-        `ProxyCommand=${process.execPath} ${CLI} tunnel %h --key ${key} --node ${kit.url}`,
-        '-o',
-        'StrictHostKeyChecking=no',
-        '-o',
-        'UserKnownHostsFile=/dev/null',
-        '-o',
-        'LogLevel=ERROR',
-        '-o',
-        'BatchMode=yes',
-        `root@${hash}`,
-        'echo via-tunnel-$((6*7)) $(id -un)',
-      ],
-      { timeout: 20_000 },
+      sshArgs(key, viaTunnel(key, kit.url, hash), 'echo via-tunnel-$((6*7)) $(id -un)'),
+      {
+        timeout: 20_000,
+      },
     );
     expect(ssh.stdout.trim()).toBe('via-tunnel-42 root');
     // Another key is refused by the VM itself, though the tunnel (signed by it) is not.
-    const wrong = await run(
-      'ssh',
-      [
-        '-i',
-        keyFile(stranger),
-        '-o',
-        `ProxyCommand=${process.execPath} ${CLI} tunnel %h --key ${keyFile(stranger)} --node ${kit.url}`,
-        '-o',
-        'StrictHostKeyChecking=no',
-        '-o',
-        'UserKnownHostsFile=/dev/null',
-        '-o',
-        'BatchMode=yes',
-        `root@${hash}`,
-        'true',
-      ],
-      { timeout: 20_000 },
-    ).catch((e: { code: number; stderr: string }) => e);
+    const strangerKey = keyFile(stranger);
+    const wrong = await run('ssh', sshArgs(strangerKey, viaTunnel(strangerKey, kit.url, hash), 'true'), {
+      timeout: 20_000,
+    }).catch((e: { code: number; stderr: string }) => e);
     expect((wrong as { code: number }).code).not.toBe(0);
     expect((wrong as { stderr: string }).stderr).toMatch(/signature verification failed|403/);
 
