@@ -64,6 +64,8 @@ export interface LeaseInfo {
   accept_hash?: string;
   renewals: LeaseRenewal[];
   created_at: bigint;
+  /** micro-XE the provider's settle was paid (settled leases only). */
+  emission?: bigint;
 }
 
 export function parseLease(raw: unknown): LeaseInfo {
@@ -94,6 +96,7 @@ export function parseLease(raw: unknown): LeaseInfo {
       };
     }),
     created_at: big(o.created_at),
+    ...(o.emission !== undefined ? { emission: big(o.emission) } : {}),
   };
 }
 

@@ -154,6 +154,11 @@ describe('provider VMs (sandbox driver)', () => {
 
     // After expiry the provider settles inside the window and the VM goes.
     await waitFor(async () => (await leaseState(hash)) === 'settled', 45_000, 'the settle');
+    // The lease shows what the settle paid: all the XE the node account holds beyond its opening claim.
+    const settledLease = (await http(kit.url, 'GET', `/leases/${hash}`)).body as Json;
+    const held = (await http(kit.url, 'GET', `/accounts/${t.node.nodeKey.address}/balance`)).body as Json;
+    expect(BigInt(settledLease.emission as string)).toBeGreaterThan(0n);
+    expect(BigInt(held.XE as string)).toBe(1_000_000n + BigInt(settledLease.emission as string));
     await waitFor(
       async () => ((await http(kit.url, 'GET', `/vms/${hash}`)).body as Json).status === 'stopped',
       15_000,

@@ -5,6 +5,7 @@ import { attestationSubject } from '../../leasing/attestation-subject.ts';
 import { LeasingError } from '../../leasing/errors.ts';
 import { localAttestation } from '../../leasing/local-attestation.ts';
 import { LEASE_STATES, type LeaseRecord, type LeaseState } from '../../leasing/records.ts';
+import { leaseTotalEmission } from '../../leasing/rules/settle.ts';
 import { ApiError } from '../errors.ts';
 import { leaseHoldJson } from './leases.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
@@ -43,6 +44,8 @@ export function leaseJson(r: LeaseRecord): Record<string, unknown> {
     ...(r.accept_hash ? { accept_hash: r.accept_hash } : {}),
     renewals: r.renewals.map((x) => ({ ...x, cost: x.cost.toString() })),
     created_at: r.created_at,
+    // What the provider's settle was paid (an extension): the XE emission at the locked parameters.
+    ...(r.state === 'settled' ? { emission: leaseTotalEmission(r).toString() } : {}),
   };
 }
 
@@ -65,6 +68,10 @@ const leaseSchema: JsonSchema = {
     certificate_hash: { type: 'string' },
     settled: { type: 'boolean' },
     renewals: { type: 'array', description: 'lease_renew extensions (an extension of this node)' },
+    emission: {
+      type: 'string',
+      description: 'micro-XE the settle paid the provider (settled leases; an extension of this node)',
+    },
   },
 };
 

@@ -914,13 +914,13 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
   });
   const p = node?.provider;
   const earnings = useMemo(() => {
-    let settled = 0n;
+    let paid = 0n;
     let escrowed = 0n;
     for (const l of leases.data ?? []) {
-      if (l.state === 'settled' || l.settled) settled += l.cost;
+      if (l.state === 'settled') paid += l.emission ?? 0n;
       else if (l.state === 'accepted') escrowed += l.cost;
     }
-    return { settled, escrowed };
+    return { paid, escrowed };
   }, [leases.data]);
   if (!node) return <Loading what="Node" />;
   const used = (vms.data ?? []).filter((v) => v.status === 'running' || v.status === 'creating');
@@ -1010,9 +1010,8 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
       <section className="card">
         <h3>Earnings</h3>
         <div>
-          Settled leases: <Amount micro={earnings.settled} asset="XUSD" testId="earnings-settled" /> of
-          consumers’ escrow · running:{' '}
-          <Amount micro={earnings.escrowed} asset="XUSD" testId="earnings-escrowed" />
+          Paid by settles: <Amount micro={earnings.paid} asset="XE" testId="earnings-settled" /> · running
+          leases’ escrow: <Amount micro={earnings.escrowed} asset="XUSD" testId="earnings-escrowed" />
         </div>
         <div className="small muted">
           {(leases.data ?? []).length} lease(s) with this node as provider; settles pay the XE emission.
