@@ -285,13 +285,16 @@ export class OwnCertificate {
     // What peers will check before they keep it: a certificate they would refuse is not offered.
     verifyCertificateContent(cert, networkId, { workload, verify: this.d.verify });
     if (this.stopped) throw new OwnCertificateError('ERR_OWN_CERT_STOPPED', 'the node stopped');
-    await this.d.book.add(cert);
+    // Done before the book has it: the book serves the certificate before its write resolves, and a
+    // reader who sees the certificate must not see the benchmark still running (a failed write
+    // turns this into 'failed' in cycle()).
     this.status_ = {
       state: 'done',
       progress: 1,
       started_at: start.median,
       elapsed_seconds: result.elapsed_seconds,
     };
+    await this.d.book.add(cert);
     this.d.log?.info(
       { hash: cert.hash, score, expires_at: cert.expires_at, price_multiplier_milli: this.multiplier },
       'performance certificate made',
