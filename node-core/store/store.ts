@@ -81,6 +81,10 @@ export class Store {
   readonly kv: Database<string, string>;
   /** lease hash (64 hex) -> this provider's VM for it (leasing/provider/vm-book.ts), JSON */
   readonly vms: Database<string, string>;
+  /** chat envelope id (64 hex) -> stored message JSON (chat/chat-store.ts) */
+  readonly chatMessages: Database<string, string>;
+  /** `<party key>:<timestamp, 20 digits>:<id>` -> '' : each party's messages in time order */
+  readonly chatIndex: Database<string, string>;
   /** lease hash (64 hex) -> the node account's hold on it (leasing/consumer/hold.ts), JSON */
   readonly leaseHolds: Database<string, string>;
 
@@ -110,6 +114,8 @@ export class Store {
     this.stateBlocks = text<number>('state_blocks');
     this.kv = text<string>('kv');
     this.vms = text<string>('vms');
+    this.chatMessages = text<string>('chat_messages');
+    this.chatIndex = text<string>('chat_index');
     this.leaseHolds = text<string>('lease_holds');
   }
 
