@@ -61,6 +61,9 @@ import { DEFAULT_LEASE_TIMING, type LeaseTiming, leaseTimingFromGenesis } from '
 import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { Directory } from './net/directory.ts';
+import { ChatChallenges } from './chat/challenges.ts';
+import { ChatService } from './chat/chat-service.ts';
+import { ChatStore } from './chat/chat-store.ts';
 import { answerTunnel, openTunnel, TUNNEL_PROTOCOL } from './net/tunnel.ts';
 import { vmLeaseJson } from './api/routes/vms.ts';
 // The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
@@ -306,6 +309,10 @@ export class LedgerNode {
   provider: Provider | undefined;
   /** The provider's start in the background (driver 'auto'). */
   private providerStarting: Promise<void> | undefined;
+  /** Chat messages on disk, the ownership-proof challenges, and sending (chat/). */
+  chatStore!: ChatStore;
+  chatChallenges!: ChatChallenges;
+  chat!: ChatService;
   /** Who may reach a lease's VM, and the way there (here, or through its provider). */
   vmAccess!: VmAccess;
   startedAt = 0;
@@ -387,6 +394,7 @@ export class LedgerNode {
       this.archiveSweep.start();
       this.directory = new Directory({ now: this.now, verify: verifyBytesNode });
       this.directory.start();
+      this.startChat();
       this.startMarketplace();
       this.vmAccess = new VmAccess({
         address: this.nodeKey.address,
@@ -830,6 +838,30 @@ export class LedgerNode {
     const r = typeof lease === 'string' ? this.provider?.vm(lease) : undefined;
     if (!r || !this.provider) return Promise.reject(new Error('vm not found'));
     return Promise.resolve(vmLeaseJson(r, this.provider.report.vmBoundary));
+  }
+
+  /**
+   * Chat (issue #13, first step): messages kept in LMDB, sent to recipients the directory says are
+   * registered on this node.
+   */
+  private startChat(): void {
+    this.chatStore = new ChatStore({
+      messages: this.store.chatMessages,
+      index: this.store.chatIndex,
+      transaction: (fn) => this.store.transaction(fn),
+    });
+    this.chatChallenges = new ChatChallenges({ now: this.now, verify: verifyBytesNode });
+    this.chat = new ChatService({
+      store: this.chatStore,
+      now: this.now,
+      verify: verifyBytesNode,
+      powDifficulty: () => this.statechain.pow.chat,
+      recipient: (key) => {
+        const entry = this.directory.lookup(key);
+        if (!entry) return 'unknown';
+        return entry.node_peer === this.nodeId ? 'here' : 'elsewhere';
+      },
+    });
   }
 
   /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */

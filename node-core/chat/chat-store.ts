@@ -128,6 +128,18 @@ export class ChatStore {
     return [...seen.values()];
   }
 
+  /** Every account (public key) with stored messages, sorted. */
+  accounts(): string[] {
+    const out: string[] = [];
+    let last = '';
+    for (const key of this.index.getKeys()) {
+      const party = key.slice(0, key.indexOf(':'));
+      if (party !== last) out.push(party);
+      last = party;
+    }
+    return out;
+  }
+
   /** Drops every message older than the retention age (by its timestamp); returns how many went. */
   async pruneOlderThan(now: bigint): Promise<number> {
     const cutoff = now - this.retention.maxAgeNs;

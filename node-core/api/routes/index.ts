@@ -2,6 +2,7 @@ import type { LedgerNode } from '../../node.ts';
 import { defineRoutes, type RouteDef } from '../route-table.ts';
 import { accountRoutes } from './accounts.ts';
 import { blockRoutes } from './blocks.ts';
+import { chatRoutes } from './chat.ts';
 import { directoryRoutes } from './directory.ts';
 import { leaseRoutes } from './leases.ts';
 import { leasingRoutes } from './leasing.ts';
@@ -29,5 +30,6 @@ export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
     vmRoutes(node),
     statechainRoutes(node),
     directoryRoutes(node),
+    chatRoutes(node),
   );
 }

@@ -1,0 +1,180 @@
+import { ChatAuthError, type ProofParams } from '../../chat/challenges.ts';
+import { ChatSendError } from '../../chat/chat-service.ts';
+import type { StoredMessage } from '../../chat/chat-store.ts';
+import type { LedgerNode } from '../../node.ts';
+import { ApiError } from '../errors.ts';
+import { type ApiRequest, defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
+import { createSecurity } from '../security.ts';
+import { errorSchema } from './common.ts';
+
+/**
+ * Chat (contract Chat and Authentication 3; reference-behavior.md 1.10; decisions D2, D15), first
+ * step of issue #13: send to a recipient registered on this node, the ownership-proof challenge, and
+ * the reads. Delivery between nodes and the event stream come next.
+ */
+
+const envelopeSchema: JsonSchema = {
+  type: 'object',
+  required: ['from', 'to', 'message', 'timestamp', 'signature'],
+  properties: {
+    id: { type: 'string', description: 'SHA-256 of the canonical bytes (D15), hex' },
+    from: { type: 'string', description: 'sender public key, hex' },
+    to: { type: 'string', description: 'recipient public key, hex' },
+    message: { type: 'string' },
+    timestamp: { type: 'integer', description: 'Unix ns' },
+    signature: { type: 'string', description: 'Ed25519 by `from` over the 32 id bytes' },
+    pow_nonce: { type: 'integer', description: 'proof of work over the id at the chat difficulty' },
+  },
+};
+
+const proofQuery = {
+  account: { type: 'string', description: 'public key or address (D2)' },
+  pub_key: { type: 'string' },
+  challenge: { type: 'string', description: 'from GET /chat/auth/challenge' },
+  sig: { type: 'string', description: 'Ed25519 over SHA-256("xe/chat-read-auth/v1" 0x00 challenge)' },
+} as const;
+
+const AUTH_STATUS: Record<ChatAuthError['code'], 'bad_request' | 'unauthorized' | 'forbidden'> = {
+  missing_account: 'bad_request',
+  missing_proof: 'unauthorized',
+  malformed_challenge: 'forbidden',
+  foreign_challenge: 'forbidden',
+  challenge_expired: 'forbidden',
+  wrong_key: 'forbidden',
+  bad_signature: 'forbidden',
+  challenge_used: 'forbidden',
+};
+
+function envelopeJson(m: StoredMessage) {
+  return {
+    id: m.id,
+    from: m.from,
+    to: m.to,
+    message: m.message,
+    timestamp: m.timestamp,
+    signature: m.signature,
+    ...(m.pow_nonce !== undefined ? { pow_nonce: m.pow_nonce } : {}),
+  };
+}
+
+export function chatRoutes(node: LedgerNode): RouteDef[] {
+  const security = createSecurity({ bindAddress: '127.0.0.1', adminToken: node.adminToken });
+  /** The account's public key once its ownership proof holds. */
+  const prove = (q: ProofParams): string => {
+    try {
+      return node.chatChallenges.prove(q);
+    } catch (e) {
+      if (e instanceof ChatAuthError) throw new ApiError(AUTH_STATUS[e.code], e.message);
+      throw e;
+    }
+  };
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/chat/send',
+      description:
+        'stores a signed chat envelope for a recipient registered on this node (delivery to other nodes: not yet)',
+      auth: 'none',
+      schema: {
+        body: envelopeSchema,
+        response: {
+          200: {
+            type: 'object',
+            required: ['ok'],
+            properties: { ok: { type: 'boolean' }, id: { type: 'string' } },
+          },
+          400: errorSchema,
+          404: errorSchema,
+          503: errorSchema,
+        },
+      },
+      async handler(req) {
+        try {
+          const m = await node.chat.send(req.body);
+          return { ok: true, id: m.id };
+        } catch (e) {
+          if (!(e instanceof ChatSendError)) throw e;
+          if (e.code === 'recipient_unknown') throw ApiError.notFound(e.message);
+          if (e.code === 'remote_delivery') throw ApiError.unavailable(e.message);
+          throw ApiError.badRequest(e.message);
+        }
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/chat/auth/challenge',
+      description: 'a challenge for the chat ownership proof: this node only, 120 s, single use',
+      auth: 'none',
+      noStore: true,
+      schema: {
+        response: {
+          200: {
+            type: 'object',
+            required: ['challenge', 'expires_at'],
+            properties: { challenge: { type: 'string' }, expires_at: { type: 'integer' } },
+          },
+        },
+      },
+      async handler() {
+        return node.chatChallenges.issue();
+      },
+    }),
+    defineRoute<{ query: ProofParams & { since?: string; offset?: string; limit?: string } }>({
+      method: 'GET',
+      path: '/chat/messages',
+      description:
+        "an account's messages, sent and received, newest first (ownership proof; since, offset, limit)",
+      auth: 'none',
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: {
+            ...proofQuery,
+            since: { type: 'string', pattern: '^[0-9]{1,19}$', description: 'Unix ns: only newer messages' },
+            offset: { type: 'string', pattern: '^[0-9]{1,9}$' },
+            limit: { type: 'string', pattern: '^[0-9]{1,4}$' },
+          },
+        },
+        response: {
+          200: { type: 'array', items: envelopeSchema },
+          400: errorSchema,
+          401: errorSchema,
+          403: errorSchema,
+        },
+      },
+      async handler(
+        req: ApiRequest<{ query: ProofParams & { since?: string; offset?: string; limit?: string } }>,
+        reply,
+      ) {
+        const key = prove(req.query);
+        const limit = req.query.limit === undefined ? 100 : Math.min(Number(req.query.limit), 1000);
+        const page = node.chatStore.list(key, {
+          since: req.query.since === undefined ? undefined : BigInt(req.query.since),
+          offset: req.query.offset === undefined ? 0 : Number(req.query.offset),
+          limit,
+        });
+        reply.header('x-total-count', String(page.total));
+        return page.messages.map(envelopeJson);
+      },
+    }),
+    defineRoute<{ query: ProofParams }>({
+      method: 'GET',
+      path: '/chat/contacts',
+      description:
+        'with account and its ownership proof: the keys it exchanged messages with, latest first; without: every account with stored messages (admin token)',
+      auth: 'none',
+      schema: {
+        querystring: { type: 'object', properties: { ...proofQuery } },
+        response: { 200: { type: 'array', items: { type: 'string' } }, 401: errorSchema, 403: errorSchema },
+      },
+      async handler(req) {
+        if (req.query.account === undefined) {
+          const denied = security.checkAdmin(req.headers.authorization);
+          if (denied) throw denied;
+          return node.chatStore.accounts();
+        }
+        return node.chatStore.contacts(prove(req.query)).map((c) => c.key);
+      },
+    }),
+  ];
+}
