@@ -62,6 +62,7 @@ import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { Directory } from './net/directory.ts';
 import { ChatChallenges } from './chat/challenges.ts';
+import { ChatEventHub } from './chat/chat-events.ts';
 import { ChatService } from './chat/chat-service.ts';
 import { ChatStore } from './chat/chat-store.ts';
 import { answerTunnel, openTunnel, TUNNEL_PROTOCOL } from './net/tunnel.ts';
@@ -313,6 +314,8 @@ export class LedgerNode {
   chatStore!: ChatStore;
   chatChallenges!: ChatChallenges;
   chat!: ChatService;
+  /** Fans stored chat messages out to the `GET /chat/events` streams. */
+  chatEvents!: ChatEventHub;
   /** Who may reach a lease's VM, and the way there (here, or through its provider). */
   vmAccess!: VmAccess;
   startedAt = 0;
@@ -848,8 +851,10 @@ export class LedgerNode {
     this.chatStore = new ChatStore({
       messages: this.store.chatMessages,
       index: this.store.chatIndex,
+      seqs: this.store.chatSeq,
       transaction: (fn) => this.store.transaction(fn),
     });
+    this.chatEvents = new ChatEventHub(this.chatStore);
     this.chatChallenges = new ChatChallenges({ now: this.now, verify: verifyBytesNode });
     this.chat = new ChatService({
       store: this.chatStore,
@@ -861,6 +866,7 @@ export class LedgerNode {
         if (!entry) return 'unknown';
         return entry.node_peer === this.nodeId ? 'here' : 'elsewhere';
       },
+      onStored: (m) => this.chatEvents.publish(m),
     });
   }
 

@@ -11,6 +11,12 @@ import { parseJson, stringifyJson } from '../protocol/json.ts';
  *
  * Index keys are `<party key>:<timestamp, 20 digits>:<id>`: lexical order is time order, the id keeps
  * two messages of the same instant apart.
+ *
+ * Each stored message also gets a sequence number, assigned in the transaction that stores it: the
+ * event stream's id (`GET /chat/events`), so a client that reconnects with the last id it saw gets
+ * every message stored since, in order. Timestamps cannot serve: they are the sender's and neither
+ * unique nor in storage order. The last number assigned is kept apart from the entries, so pruning
+ * never lets a number be handed out twice.
  */
 
 export interface StoredMessage extends ChatEnvelope {
@@ -18,7 +24,16 @@ export interface StoredMessage extends ChatEnvelope {
   signature: string;
   /** When this node stored it, Unix ns. */
   received_at: bigint;
+  /**
+   * Storage order on this node, from 1 (the event stream's id). Absent when the store was opened
+   * without the sequence database (tools and tests of the store alone): such a message is never
+   * streamed.
+   */
+  seq?: bigint;
 }
+
+/** A message as the event stream reads it: always with its sequence number. */
+export type SequencedMessage = StoredMessage & { seq: bigint };
 
 export interface ChatRetention {
   /** Messages kept per account (both directions); the oldest go first (default 10,000). */
@@ -48,10 +63,15 @@ export interface ChatContact {
 const pad = (t: bigint): string => t.toString().padStart(20, '0');
 const indexKey = (party: string, ts: bigint, id: string): string => `${party}:${pad(ts)}:${id}`;
 const partyRange = (party: string) => ({ start: `${party}:`, end: `${party};` }); // ';' follows ':'
+/** Key of the last sequence number assigned, in the sequence database: it sorts after every number. */
+const LAST_SEQ = 'last';
+/** End of the number range in the sequence database: ':' follows '9', precedes 'last'. */
+const SEQ_END = ':';
 
 export class ChatStore {
   private readonly messages: Database<string, string>;
   private readonly index: Database<string, string>;
+  private readonly seqs: Database<string, string> | undefined;
   private readonly transaction: <T>(fn: () => T) => Promise<T>;
   readonly retention: ChatRetention;
 
@@ -59,12 +79,15 @@ export class ChatStore {
     dbs: {
       messages: Database<string, string>;
       index: Database<string, string>;
+      /** `<seq, 20 digits>` -> message id, and `last` -> the last seq assigned (optional: no streaming). */
+      seqs?: Database<string, string>;
       transaction: <T>(fn: () => T) => Promise<T>;
     },
     retention: Partial<ChatRetention> = {},
   ) {
     this.messages = dbs.messages;
     this.index = dbs.index;
+    this.seqs = dbs.seqs;
     this.transaction = dbs.transaction;
     this.retention = { ...DEFAULT_CHAT_RETENTION, ...retention };
   }
@@ -85,9 +108,15 @@ export class ChatStore {
    */
   async put(env: ChatEnvelope & { signature: string }, receivedAt: bigint): Promise<StoredMessage | false> {
     const id = chatEnvelopeId(env);
-    const msg: StoredMessage = { ...env, id, received_at: receivedAt };
     return this.transaction(() => {
       if (this.messages.get(id) !== undefined) return false;
+      const seq = this.nextSeq(id);
+      const msg: StoredMessage = {
+        ...env,
+        id,
+        received_at: receivedAt,
+        ...(seq !== undefined ? { seq } : {}),
+      };
       this.messages.putSync(id, encode(msg));
       for (const party of parties(msg)) {
         this.index.putSync(indexKey(party, msg.timestamp, id), '');
@@ -111,6 +140,29 @@ export class ChatStore {
       if (m) out.push(m);
     }
     return { messages: out, total };
+  }
+
+  /**
+   * Messages stored after sequence number `after`, in storage order: every message, or those from or
+   * to `party` (a public key). At most `limit` are returned (the event stream reads in pages).
+   */
+  after(after: bigint, opts: { party?: string; limit?: number } = {}): SequencedMessage[] {
+    const { party, limit = 100 } = opts;
+    const out: SequencedMessage[] = [];
+    if (!this.seqs) return out;
+    for (const { value: id } of this.seqs.getRange({ start: pad(after + 1n), end: SEQ_END })) {
+      const m = this.get(id);
+      if (!m || m.seq === undefined || (party !== undefined && m.from !== party && m.to !== party)) continue;
+      out.push(m as SequencedMessage);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /** The last sequence number assigned (0 before the first message). */
+  lastSeq(): bigint {
+    const last = this.seqs?.get(LAST_SEQ);
+    return last === undefined ? 0n : BigInt(last);
   }
 
   /** The parties an account exchanged messages with, most recent first. */
@@ -155,6 +207,15 @@ export class ChatStore {
     });
   }
 
+  /** Inside a transaction: the next sequence number, recorded for `id` (none without the database). */
+  private nextSeq(id: string): bigint | undefined {
+    if (!this.seqs) return undefined;
+    const seq = this.lastSeq() + 1n;
+    this.seqs.putSync(LAST_SEQ, seq.toString());
+    this.seqs.putSync(pad(seq), id);
+    return seq;
+  }
+
   /** Inside a transaction: removes an account's oldest index entries beyond the count. */
   private trimCount(party: string): void {
     const range = partyRange(party);
@@ -175,6 +236,7 @@ export class ChatStore {
       if (this.index.get(indexKey(party, m.timestamp, id)) !== undefined) return false;
     }
     this.messages.removeSync(id);
+    if (m.seq !== undefined) this.seqs?.removeSync(pad(m.seq));
     return true;
   }
 }
@@ -198,5 +260,7 @@ function decode(text: string): StoredMessage {
     signature: o.signature as string,
     ...(o.pow_nonce !== undefined ? { pow_nonce: BigInt(o.pow_nonce as bigint) } : {}),
     received_at: BigInt(o.received_at as bigint),
+    // Messages stored without the sequence database have none: they are never streamed.
+    ...(o.seq !== undefined ? { seq: BigInt(o.seq as bigint) } : {}),
   };
 }

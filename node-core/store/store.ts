@@ -85,6 +85,11 @@ export class Store {
   readonly chatMessages: Database<string, string>;
   /** `<party key>:<timestamp, 20 digits>:<id>` -> '' : each party's messages in time order */
   readonly chatIndex: Database<string, string>;
+  /**
+   * `<seq, 20 digits>` -> chat envelope id, in storage order (the chat event stream's ids), and
+   * `last` -> the last seq assigned (kept even when that message is pruned, so none is reused)
+   */
+  readonly chatSeq: Database<string, string>;
   /** lease hash (64 hex) -> the node account's hold on it (leasing/consumer/hold.ts), JSON */
   readonly leaseHolds: Database<string, string>;
 
@@ -116,6 +121,7 @@ export class Store {
     this.vms = text<string>('vms');
     this.chatMessages = text<string>('chat_messages');
     this.chatIndex = text<string>('chat_index');
+    this.chatSeq = text<string>('chat_seq');
     this.leaseHolds = text<string>('lease_holds');
   }
 

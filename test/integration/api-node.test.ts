@@ -105,7 +105,7 @@ describe('HTTP API: node, network, accounts and pending', () => {
     for (const e of m.endpoints.filter((x) => x.method === 'GET' && !x.path!.includes('{'))) {
       const res = await http(kit.url, 'GET', e.path!);
       // Chat reads need an account and its ownership proof (or the admin token): 400 or 401 bare.
-      const needsProof = e.path === '/chat/messages' || e.path === '/chat/contacts';
+      const needsProof = ['/chat/messages', '/chat/contacts', '/chat/events'].includes(e.path!);
       expect(needsProof ? [400, 401] : [200, 503], `${e.path} ${res.status}`).toContain(res.status);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     }

@@ -1,7 +1,9 @@
 import { ChatAuthError, type ProofParams } from '../../chat/challenges.ts';
+import { ChatEventStream } from '../../chat/chat-events.ts';
 import { ChatSendError } from '../../chat/chat-service.ts';
 import type { StoredMessage } from '../../chat/chat-store.ts';
 import type { LedgerNode } from '../../node.ts';
+import { stringifyJson } from '../../protocol/json.ts';
 import { ApiError } from '../errors.ts';
 import { type ApiRequest, defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import { createSecurity } from '../security.ts';
@@ -9,8 +11,8 @@ import { errorSchema } from './common.ts';
 
 /**
  * Chat (contract Chat and Authentication 3; reference-behavior.md 1.10; decisions D2, D15), first
- * step of issue #13: send to a recipient registered on this node, the ownership-proof challenge, and
- * the reads. Delivery between nodes and the event stream come next.
+ * step of issue #13: send to a recipient registered on this node, the ownership-proof challenge, the
+ * reads and the event stream (chat/chat-events.ts). Delivery between nodes comes next.
  */
 
 const envelopeSchema: JsonSchema = {
@@ -56,6 +58,11 @@ function envelopeJson(m: StoredMessage) {
     ...(m.pow_nonce !== undefined ? { pow_nonce: m.pow_nonce } : {}),
   };
 }
+
+/** A stream's resume point: digits only, as the ids it sent (u64 range); else a 400. */
+const LAST_EVENT_ID = /^[0-9]{1,20}$/;
+
+type EventsQuery = ProofParams & { last_event_id?: string };
 
 export function chatRoutes(node: LedgerNode): RouteDef[] {
   const security = createSecurity({ bindAddress: '127.0.0.1', adminToken: node.adminToken });
@@ -174,6 +181,57 @@ export function chatRoutes(node: LedgerNode): RouteDef[] {
           return node.chatStore.accounts();
         }
         return node.chatStore.contacts(prove(req.query)).map((c) => c.key);
+      },
+    }),
+    defineRoute<{ query: EventsQuery }>({
+      method: 'GET',
+      path: '/chat/events',
+      description:
+        'Server-Sent Events: each stored message as `id: <seq>`, `event: message`; an account with its ownership proof, or all with the admin token; resume with Last-Event-ID (or last_event_id)',
+      auth: 'none',
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: {
+            ...proofQuery,
+            last_event_id: {
+              type: 'string',
+              pattern: LAST_EVENT_ID.source,
+              description:
+                'resume after this event id (for clients that cannot set the Last-Event-ID header)',
+            },
+          },
+        },
+        response: { 400: errorSchema, 401: errorSchema, 403: errorSchema },
+      },
+      async handler(req: ApiRequest<{ query: EventsQuery }>, reply) {
+        // Every check answers as JSON before the response turns into a stream.
+        let party: string | undefined;
+        if (req.query.account === undefined) {
+          const denied = security.checkAdmin(req.headers.authorization);
+          if (denied) throw denied;
+        } else {
+          party = prove(req.query);
+        }
+        // The header wins: EventSource sends it on every reconnect with the latest id, while the
+        // URL keeps the query parameter given on its first connect.
+        const header = req.headers['last-event-id'];
+        const given = (Array.isArray(header) ? header[0] : header) || req.query.last_event_id;
+        if (given !== undefined && !LAST_EVENT_ID.test(given))
+          throw ApiError.badRequest('Last-Event-ID must be an event id of this stream (digits)');
+        // Hijacked: fastify sends no reply of its own, and the stream outlives the handler.
+        reply.hijack();
+        const server = req.server.server;
+        new ChatEventStream({
+          hub: node.chatEvents,
+          store: node.chatStore,
+          res: reply.raw,
+          party,
+          lastEventId: given === undefined ? undefined : BigInt(given),
+          json: (m) => stringifyJson(envelopeJson(m)),
+          serverListening: () => server.listening,
+        });
+        return undefined;
       },
     }),
   ];
