@@ -1,3 +1,4 @@
+import { Fragment } from 'react';
 import { keystore, useKeystore } from '../keystore/index.ts';
 import { href } from '../router.ts';
 
@@ -18,19 +19,23 @@ export function Sidebar({ active }: { active: string }) {
     <nav className="sidebar" aria-label="Main">
       <div className="brand">Ledger Node</div>
       {PAGES.map((p) => (
-        <a
-          key={p.id}
-          href={href(p.id)}
-          className={`nav-item${active === p.id ? ' active' : ''}`}
-          aria-current={active === p.id ? 'page' : undefined}
-          data-testid={`nav-${p.id}`}
-        >
-          {p.label}
-        </a>
+        <Fragment key={p.id}>
+          <a
+            href={href(p.id)}
+            className={`nav-item${active === p.id ? ' active' : ''}`}
+            aria-current={active === p.id ? 'page' : undefined}
+            data-testid={`nav-${p.id}`}
+          >
+            {p.label}
+          </a>
+          {/* The provider's side of leasing, right under Leasing (not under the page below it). */}
+          {p.id === 'leasing' && (
+            <a href={href('leasing', 'provider')} className="nav-item sub" data-testid="nav-provider">
+              Provider
+            </a>
+          )}
+        </Fragment>
       ))}
-      <a href={href('leasing', 'provider')} className="nav-item sub" data-testid="nav-provider">
-        Provider
-      </a>
       <div className="nav-section">Coming soon</div>
       {COMING.map((label) => (
         <span key={label} className="nav-item disabled" aria-disabled="true" title="Coming soon">

@@ -657,7 +657,15 @@ function Details({
         <dd>{lease.start_time === 0n ? 'not yet accepted' : timeOf(lease.start_time)}</dd>
         <dt>Expires</dt>
         <dd>
-          {expiry === undefined ? '—' : timeOf(expiry)} <Countdown lease={lease} now={now} />
+          {expiry !== undefined ? (
+            <>
+              {timeOf(expiry)} <Countdown lease={lease} now={now} />
+            </>
+          ) : lease.state === 'created' ? (
+            <Countdown lease={lease} now={now} />
+          ) : (
+            '—'
+          )}
         </dd>
       </dl>
       {mine && (
@@ -832,8 +840,8 @@ function Renewals({
               onChange={(e) => setHold(lease.lease_hash, { enabled: e.target.checked, segmentSecs: segment })}
               data-testid="hold-toggle"
             />
-            While this app runs, renew by {spanText(segment)} {spanText(holdLeadSecs(segment))} before it runs
-            out
+            While this app runs, renew by {spanText(segment)}, {spanText(holdLeadSecs(segment))} before it
+            runs out
             {segCost !== undefined && (
               <>
                 {' '}
