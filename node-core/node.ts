@@ -59,12 +59,14 @@ import {
 } from './leasing/own-certificate.ts';
 import { DEFAULT_LEASE_TIMING, type LeaseTiming, leaseTimingFromGenesis } from './leasing/timing.ts';
 import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
+import { NetError } from './net/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { Directory } from './net/directory.ts';
 import { ChatChallenges } from './chat/challenges.ts';
 import { ChatEventHub } from './chat/chat-events.ts';
+import { ChatOutbox, type ChatOutboxOptions, ChatDeliveryError } from './chat/chat-outbox.ts';
 import { ChatService } from './chat/chat-service.ts';
-import { ChatStore } from './chat/chat-store.ts';
+import { chatEnvelopeJson, type ChatRetention, ChatStore, type StoredMessage } from './chat/chat-store.ts';
 import { answerTunnel, openTunnel, TUNNEL_PROTOCOL } from './net/tunnel.ts';
 import { vmLeaseJson } from './api/routes/vms.ts';
 // The network modules (libp2p) are loaded only when peer-to-peer networking starts: they take a
@@ -90,6 +92,13 @@ import { NODE_VERSION } from './version.ts';
  * The ledger node as a library: options in, modules wired together, a start/stop lifecycle. The CLI
  * and the Electron main process both run exactly this.
  */
+export interface ChatOptions {
+  retention?: Partial<ChatRetention>;
+  outbox?: Partial<ChatOutboxOptions>;
+  /** How often messages past the retention age are pruned, ms (default 1 h; also once at start). */
+  pruneEveryMs?: number;
+}
+
 export interface NodeOptions {
   dataDir: string;
   /** API port (default 8080; 0 picks a free port). */
@@ -157,6 +166,8 @@ export interface NodeOptions {
   electionPull?: ElectionPullOptions;
   /** Re-registration of this node in the directory (default every 15 minutes). */
   selfRegistration?: SelfRegistrationOptions;
+  /** Chat: retention per account, the outbox's retries, how often old messages are pruned. */
+  chat?: ChatOptions;
   /**
    * Most signature-verification worker threads (default 2, 1 on one core; the second starts only
    * when submissions come in bursts); 0 verifies on the main thread.
@@ -316,6 +327,9 @@ export class LedgerNode {
   chat!: ChatService;
   /** Fans stored chat messages out to the `GET /chat/events` streams. */
   chatEvents!: ChatEventHub;
+  /** Hands chat messages to the recipients' nodes, retrying until they take them. */
+  chatOutbox!: ChatOutbox;
+  private chatPruner: NodeJS.Timeout | undefined;
   /** Who may reach a lease's VM, and the way there (here, or through its provider). */
   vmAccess!: VmAccess;
   startedAt = 0;
@@ -416,6 +430,8 @@ export class LedgerNode {
         },
       });
       if (this.opts.p2p !== false) await this.startP2P();
+      // After the network: what the outbox held at the last stop is retried as nodes connect.
+      this.chatOutbox.start();
       await this.listen();
       this.startOwnCertificate();
       // 'auto' probes the host (qemu may try a KVM boot for seconds) after the start, never holding
@@ -438,6 +454,8 @@ export class LedgerNode {
     await this.provider?.stop();
     this.certificateExchange?.stop();
     await this.api?.close();
+    clearInterval(this.chatPruner);
+    await this.chatOutbox?.stop();
     this.electionPuller?.stop();
     this.selfRegistration?.stop();
     this.directory?.stop();
@@ -844,18 +862,38 @@ export class LedgerNode {
   }
 
   /**
-   * Chat (issue #13, first step): messages kept in LMDB, sent to recipients the directory says are
-   * registered on this node.
+   * Chat (issue #13): messages kept in LMDB; one to a recipient registered here is stored, one to a
+   * recipient on another node is stored as the sender's copy and handed to that node by the outbox
+   * (libp2p `account_chat`, acknowledged, retried until taken).
    */
   private startChat(): void {
-    this.chatStore = new ChatStore({
-      messages: this.store.chatMessages,
-      index: this.store.chatIndex,
-      seqs: this.store.chatSeq,
-      transaction: (fn) => this.store.transaction(fn),
-    });
+    const chat = this.opts.chat ?? {};
+    this.chatStore = new ChatStore(
+      {
+        messages: this.store.chatMessages,
+        index: this.store.chatIndex,
+        seqs: this.store.chatSeq,
+        deliveries: this.store.chatDelivery,
+        transaction: (fn) => this.store.transaction(fn),
+      },
+      chat.retention,
+    );
     this.chatEvents = new ChatEventHub(this.chatStore);
     this.chatChallenges = new ChatChallenges({ now: this.now, verify: verifyBytesNode });
+    this.chatOutbox = new ChatOutbox(
+      {
+        store: this.chatStore,
+        now: this.now,
+        resolve: (key) => {
+          const peer = this.directory.lookup(key)?.node_peer;
+          return peer === this.nodeId ? 'self' : peer;
+        },
+        send: (peer, m) => this.deliverChat(peer, m),
+        onChange: (m, d) => this.chatEvents.publishDelivery(m, d),
+        log: this.log,
+      },
+      chat.outbox,
+    );
     this.chat = new ChatService({
       store: this.chatStore,
       now: this.now,
@@ -867,7 +905,43 @@ export class LedgerNode {
         return entry.node_peer === this.nodeId ? 'here' : 'elsewhere';
       },
       onStored: (m) => this.chatEvents.publish(m),
+      outbox: this.opts.p2p === false ? undefined : this.chatOutbox,
+      relayWindowNs: this.chatOutbox.options.maxAgeNs,
     });
+    const prune = () =>
+      void this.chatStore
+        .pruneOlderThan(this.now())
+        .then((n) => n > 0 && this.log?.info({ pruned: n }, 'chat messages past retention pruned'))
+        .catch((err: Error) => this.log?.warn({ err: err.message }, 'chat pruning failed'));
+    prune();
+    this.chatPruner = setInterval(prune, chat.pruneEveryMs ?? 3_600_000);
+    this.chatPruner.unref();
+  }
+
+  /** The libp2p door of chat: a message from another node's outbox (undefined: not a chat request). */
+  private answerChat(type: string, payload: unknown): Promise<unknown> | undefined {
+    if (type !== 'account_chat') return undefined;
+    return this.chat.receive(payload);
+  }
+
+  /** One outbox attempt: the message to the recipient's node, resolved once it acknowledged. */
+  private async deliverChat(peer: string, m: StoredMessage): Promise<void> {
+    const p2p = this.p2p;
+    if (!p2p) throw new ChatDeliveryError('unreachable', 'peer-to-peer networking is off');
+    if (!p2p.isVerified(peer)) {
+      // Dialled in the background: once connected, onPeer has the outbox try again at once.
+      p2p.connect(peer);
+      throw new ChatDeliveryError('unreachable', `the recipient's node ${peer} is not connected`);
+    }
+    try {
+      await p2p.request(peer, 'account_chat', chatEnvelopeJson(m), { timeoutMs: 10_000 });
+    } catch (e) {
+      const msg = (e as Error).message;
+      // The node answered, and what it said is about the message itself: trying again cannot help.
+      if (e instanceof NetError && e.code === 'ERR_PEER_ANSWER' && /invalid envelope/.test(msg))
+        throw new ChatDeliveryError('refused', msg);
+      throw new ChatDeliveryError('unreachable', msg);
+    }
   }
 
   /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */
@@ -924,6 +998,7 @@ export class LedgerNode {
           this.certificateExchange?.peerConnected(peer);
           this.selfRegistration?.peerConnected();
           this.marketplace.peerConnected();
+          this.chatOutbox.peerConnected(peer);
         },
         onRegistration: (r) => directory.offer(r),
         onMarketplace: (m) => this.marketplace.receive(m),
@@ -934,6 +1009,7 @@ export class LedgerNode {
             : (this.certificateExchange?.answer(type, payload) ??
               this.electionPuller?.answer(type, payload) ??
               this.attestationResponder?.answer(type, payload, from) ??
+              this.answerChat(type, payload) ??
               this.answerVmStatus(type, payload)),
         onTunnel: (stream) =>
           void answerTunnel(stream, (lease) => this.vmAccess.answer(lease)).catch((e: unknown) =>

@@ -24,6 +24,7 @@ export const ERROR_REGISTRY = {
   not_found: { status: 404, message: 'not found' },
   method_not_allowed: { status: 405, message: 'method not allowed' },
   request_timeout: { status: 408, message: 'request timeout' },
+  conflict: { status: 409, message: 'conflict with the current state' },
   rate_limited: { status: 429, message: 'rate limit exceeded' },
   headers_too_large: { status: 431, message: 'request headers too large' },
   // 400 when the block itself is wrong; 503 when it may succeed later (see ApiError.blockRejected).
@@ -93,6 +94,11 @@ export class ApiError extends Error {
 
   static notFound(message?: string): ApiError {
     return new ApiError('not_found', message);
+  }
+
+  /** The request is well formed but the resource is not in a state that allows it. */
+  static conflict(message: string): ApiError {
+    return new ApiError('conflict', message);
   }
 
   /** `allow` lists the methods the path does accept (sent as the `Allow` header). */

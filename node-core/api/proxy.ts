@@ -56,6 +56,8 @@ const PROXY_CODE: { readonly [K in ApiErrorCode]: ProxyErrorCode } = {
   method_not_allowed: 'method_not_allowed',
   // The client did not finish sending its request in time: its own doing, not the node's.
   request_timeout: 'bad_request',
+  // The request is well formed, only not now (a chat retry of a message that has not failed).
+  conflict: 'bad_request',
   rate_limited: 'rate_limited',
   headers_too_large: 'bad_request',
   // 400, or 503 when retryable (see proxyErrorCode), as ApiError chooses the status.

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { ChatStore, SequencedMessage, StoredMessage } from './chat-store.ts';
+import { stringifyJson } from '../protocol/json.ts';
+import type { ChatStore, Delivery, SequencedMessage, StoredMessage } from './chat-store.ts';
 
 /**
  * The chat event stream (`GET /chat/events`, contract Events; reference-behavior.md 1.10): stored
@@ -9,6 +10,10 @@ import type { ChatStore, SequencedMessage, StoredMessage } from './chat-store.ts
  * dropped silently: every event carries the message's sequence number as its SSE id, a client that
  * reads too slowly has its stream closed with a final `event: overflow`, and reconnecting with
  * `Last-Event-ID` replays every stored message after that id, in order, then continues live.
+ *
+ * A message this node forwards to another node also has `event: delivery` frames as its delivery
+ * changes (pending, delivered, failed). They carry no id: they are state, not stored events, and
+ * a client that reconnects reads the current state with the message from `GET /chat/messages`.
  */
 
 export interface ChatEventOptions {
@@ -37,6 +42,21 @@ interface Subscriber {
   /** A party's public key, or undefined for every message. */
   party: string | undefined;
   deliver(m: SequencedMessage): void;
+  delivery?(frame: string): void;
+}
+
+/** One SSE frame of a delivery change. */
+export function deliveryFrame(m: StoredMessage, d: Delivery): string {
+  const data = {
+    id: m.id,
+    from: m.from,
+    to: m.to,
+    state: d.state,
+    attempts: d.attempts,
+    updated_at: d.updated_at,
+    ...(d.error !== undefined ? { error: d.error } : {}),
+  };
+  return `event: delivery\ndata: ${stringifyJson(data)}\n\n`;
 }
 
 export class ChatEventHub {
@@ -58,8 +78,12 @@ export class ChatEventHub {
   }
 
   /** Registers a subscriber; returns its removal. */
-  subscribe(party: string | undefined, deliver: (m: SequencedMessage) => void): () => void {
-    const sub: Subscriber = { party, deliver };
+  subscribe(
+    party: string | undefined,
+    deliver: (m: SequencedMessage) => void,
+    delivery?: (frame: string) => void,
+  ): () => void {
+    const sub: Subscriber = { party, deliver, delivery };
     this.subs.add(sub);
     return () => this.subs.delete(sub);
   }
@@ -79,6 +103,14 @@ export class ChatEventHub {
       for (const sub of [...this.subs]) {
         if (sub.party === undefined || sub.party === msg.from || sub.party === msg.to) sub.deliver(msg);
       }
+    }
+  }
+
+  /** A forwarded message's delivery changed: to the streams of its parties (and the admin's). */
+  publishDelivery(m: StoredMessage, d: Delivery): void {
+    const frame = deliveryFrame(m, d);
+    for (const sub of [...this.subs]) {
+      if (sub.party === undefined || sub.party === m.from || sub.party === m.to) sub.delivery?.(frame);
     }
   }
 
@@ -124,7 +156,8 @@ export interface ChatEventStreamOptions {
 export class ChatEventStream {
   private readonly o: ChatEventStreamOptions;
   private readonly res: ServerResponse;
-  private readonly queue: { seq: bigint; frame: string }[] = [];
+  /** Frames to write; `seq` undefined for a delivery frame, which is always written. */
+  private readonly queue: { seq: bigint | undefined; frame: string }[] = [];
   private queuedBytes = 0;
   private lastSent: bigint;
   private replaying: boolean;
@@ -148,7 +181,11 @@ export class ChatEventStream {
     this.res.socket?.setNoDelay(true);
     // Flushed at once: a proxy or client would otherwise show nothing until the first message.
     this.res.write(': connected\n\n');
-    this.unsubscribe = o.hub.subscribe(o.party, (m) => this.onLive(m));
+    this.unsubscribe = o.hub.subscribe(
+      o.party,
+      (m) => this.onLive(m),
+      (frame) => this.enqueue(undefined, frame),
+    );
     // An id beyond anything stored (from before the data was wiped, or from another node) would make
     // the stream skip every new message up to it: resume from the last stored one instead. Read
     // after subscribing, so a message stored meanwhile is live, not skipped.
@@ -167,8 +204,12 @@ export class ChatEventStream {
    */
   private onLive(m: SequencedMessage): void {
     if (this.closed || m.seq <= this.lastSent) return;
-    const frame = messageFrame(m, this.o.json);
-    this.queue.push({ seq: m.seq, frame });
+    this.enqueue(m.seq, messageFrame(m, this.o.json));
+  }
+
+  private enqueue(seq: bigint | undefined, frame: string): void {
+    if (this.closed) return;
+    this.queue.push({ seq, frame });
     this.queuedBytes += Buffer.byteLength(frame);
     const { maxBufferedEvents, maxBufferedBytes } = this.o.hub.options;
     if (this.queue.length > maxBufferedEvents || this.queuedBytes > maxBufferedBytes) {
@@ -183,8 +224,10 @@ export class ChatEventStream {
     while (!this.closed && !this.waitingDrain && this.queue.length > 0) {
       const ev = this.queue.shift()!;
       this.queuedBytes -= Buffer.byteLength(ev.frame);
-      if (ev.seq <= this.lastSent) continue;
-      this.lastSent = ev.seq;
+      if (ev.seq !== undefined) {
+        if (ev.seq <= this.lastSent) continue;
+        this.lastSent = ev.seq;
+      }
       if (!this.write(ev.frame)) {
         this.waitingDrain = true;
         this.res.once('drain', () => {

@@ -9,13 +9,21 @@ import {
 import { powValid } from '../protocol/pow.ts';
 import { ProtocolError } from '../protocol/errors.ts';
 import { toBigIntField } from '../protocol/int.ts';
-import type { ChatStore, StoredMessage } from './chat-store.ts';
+import type { ChatOutbox } from './chat-outbox.ts';
+import type { ChatStore, Delivery, StoredMessage } from './chat-store.ts';
 
 /**
- * `POST /chat/send` (contract Chat, decisions D2, D15, protocol.md 8.1): checks an envelope, cheapest
- * first, and stores it on this node when its recipient is registered here. Delivery to a recipient
- * registered on another node (libp2p, with an outbox) is the next step of issue #13: such a send is
- * refused as retryable, never acknowledged without delivery.
+ * Chat's two doors (contract Chat, decisions D2, D15, protocol.md 8.1; reference-behavior.md 7.1):
+ * `POST /chat/send` and the libp2p `account_chat` request check an envelope the same way, cheapest
+ * first (H-03: the same verification at both doors). A message to a recipient registered on this
+ * node is stored; one to a recipient registered on another node is stored as the sender's copy and
+ * put in the outbox in the same transaction (chat-outbox.ts), which hands it to that node.
+ *
+ * The clock window differs between the doors for one reason: a message waits in an outbox while
+ * the recipient's node is offline, so it may reach that node long after it was sent. The libp2p
+ * door takes timestamps up to the outbox's lifetime in the past (never more than 5 minutes ahead);
+ * a replay of an old message is still refused while it is stored (its id), and one older than the
+ * lifetime always.
  */
 
 /** |now − timestamp| allowed, ns (5 minutes). */
@@ -25,7 +33,7 @@ export type ChatSendErrorCode =
   | 'invalid_envelope' // 400
   | 'duplicate' // 400
   | 'recipient_unknown' // 404
-  | 'remote_delivery'; // 503, retryable
+  | 'not_here'; // the libp2p door: the directory names another node for the recipient
 
 export class ChatSendError extends Error {
   readonly code: ChatSendErrorCode;
@@ -46,6 +54,22 @@ export interface ChatServiceDeps {
   recipient: (key: string) => 'here' | 'elsewhere' | 'unknown';
   /** Called with each newly stored message (the event streams). */
   onStored?: (m: StoredMessage) => void;
+  /** Hands messages to other nodes; without it, a recipient registered elsewhere is refused. */
+  outbox?: ChatOutbox;
+  /** How far in the past the libp2p door takes a timestamp, ns (the outbox's lifetime). */
+  relayWindowNs?: bigint;
+  /** How long a send waits for the first delivery attempt before answering `queued`, ms (default 3 s). */
+  firstAttemptWaitMs?: number;
+}
+
+/** What a send did: stored for a recipient here, or handed on (or queued) for another node. */
+export type SendDelivery = 'local' | 'delivered' | 'queued' | 'failed';
+
+export interface SendResult {
+  message: StoredMessage;
+  delivery: SendDelivery;
+  /** The delivery record, for a message handed to another node. */
+  record?: Delivery;
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -108,15 +132,57 @@ export class ChatService {
     this.d = deps;
   }
 
-  /** Checks and stores an envelope; resolves with the stored message once durable. */
-  async send(body: unknown): Promise<StoredMessage> {
-    const env = parseEnvelope(body);
+  /**
+   * `POST /chat/send`: checks an envelope and stores it (and for a recipient on another node, queues
+   * it); resolves once durable, after a first delivery attempt of at most `firstAttemptWaitMs`.
+   */
+  async send(body: unknown): Promise<SendResult> {
     const now = this.d.now();
-    const skew = env.timestamp > now ? env.timestamp - now : now - env.timestamp;
-    if (skew > CHAT_CLOCK_WINDOW_NS)
+    const env = this.check(body, now, CHAT_CLOCK_WINDOW_NS);
+    const where = this.d.recipient(env.to);
+    if (where === 'unknown') throw new ChatSendError('recipient_unknown', 'recipient not found in directory');
+    if (where === 'here') return { message: await this.store(env, now), delivery: 'local' };
+    const outbox = this.d.outbox;
+    if (!outbox)
+      throw new ChatSendError(
+        'recipient_unknown',
+        'the recipient is registered on another node and this node has no peer-to-peer networking',
+      );
+    const message = await this.store(env, now, { state: 'pending', attempts: 0, updated_at: now });
+    const record = await outbox.deliverNow(message, this.d.firstAttemptWaitMs ?? 3_000);
+    const delivery = record.state === 'pending' ? 'queued' : record.state;
+    return { message, delivery, record };
+  }
+
+  /**
+   * The libp2p door (`account_chat` from another node's outbox): the same checks, a wider clock
+   * window into the past (see the module comment). A duplicate is acknowledged, not refused: the
+   * sender lost the first acknowledgement and retries, and must learn that the message arrived.
+   */
+  async receive(payload: unknown): Promise<{ ok: true; duplicate?: true }> {
+    const now = this.d.now();
+    const env = this.check(payload, now, this.d.relayWindowNs ?? CHAT_CLOCK_WINDOW_NS, true);
+    // A node takes messages for its own accounts; one the directory places on another node goes
+    // there (the sender's directory was stale: it follows the recipient on its next attempt).
+    // Without a live entry the message is taken: a registration can lapse while a message waits.
+    if (this.d.recipient(env.to) === 'elsewhere')
+      throw new ChatSendError('not_here', 'the recipient is not registered on this node');
+    const { id: _given, ...envelope } = env;
+    const stored = await this.d.store.put(envelope, now);
+    if (stored === false) return { ok: true, duplicate: true };
+    this.d.onStored?.(stored);
+    return { ok: true };
+  }
+
+  /** Every check of an envelope, cheapest first; throws ChatSendError naming the first that fails. */
+  private check(body: unknown, now: bigint, pastWindowNs: bigint, duplicateOk = false) {
+    const env = parseEnvelope(body);
+    if (env.timestamp > now + CHAT_CLOCK_WINDOW_NS || env.timestamp < now - pastWindowNs)
       throw new ChatSendError(
         'invalid_envelope',
-        'invalid envelope: timestamp is more than 5 minutes from the node clock',
+        pastWindowNs === CHAT_CLOCK_WINDOW_NS
+          ? 'invalid envelope: timestamp is more than 5 minutes from the node clock'
+          : 'invalid envelope: timestamp is out of the delivery window',
       );
     const id = chatEnvelopeId(env);
     if (env.id !== undefined && env.id !== id)
@@ -132,16 +198,17 @@ export class ChatService {
       );
     if (!verifyChatEnvelope(env, this.d.verify))
       throw new ChatSendError('invalid_envelope', 'invalid envelope: signature does not verify');
-    if (this.d.store.has(id)) throw new ChatSendError('duplicate', 'duplicate envelope');
-    const where = this.d.recipient(env.to);
-    if (where === 'unknown') throw new ChatSendError('recipient_unknown', 'recipient not found in directory');
-    if (where === 'elsewhere')
-      throw new ChatSendError(
-        'remote_delivery',
-        'the recipient is registered on another node; delivery between nodes is not available yet',
-      );
+    if (!duplicateOk && this.d.store.has(id)) throw new ChatSendError('duplicate', 'duplicate envelope');
+    return env;
+  }
+
+  private async store(
+    env: ReturnType<typeof parseEnvelope>,
+    now: bigint,
+    delivery?: Delivery,
+  ): Promise<StoredMessage> {
     const { id: _given, ...envelope } = env;
-    const stored = await this.d.store.put(envelope, now);
+    const stored = await this.d.store.put(envelope, now, delivery);
     if (stored === false) throw new ChatSendError('duplicate', 'duplicate envelope');
     this.d.onStored?.(stored);
     return stored;

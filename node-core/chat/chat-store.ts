@@ -35,6 +35,25 @@ export interface StoredMessage extends ChatEnvelope {
 /** A message as the event stream reads it: always with its sequence number. */
 export type SequencedMessage = StoredMessage & { seq: bigint };
 
+/**
+ * A message's way to the recipient's node, kept by the sender's node when the recipient is
+ * registered elsewhere (chat/chat-outbox.ts): `pending` while in the outbox, then `delivered` once
+ * that node acknowledged it, or `failed` (refused for good, or out of time) until retried.
+ */
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+export interface Delivery {
+  state: DeliveryState;
+  /** Attempts made so far. */
+  attempts: number;
+  /** When the state last changed, Unix ns. */
+  updated_at: bigint;
+  /** When the next attempt is due, Unix ns (pending only). */
+  next_at?: bigint;
+  /** Why the last attempt failed. */
+  error?: string;
+}
+
 export interface ChatRetention {
   /** Messages kept per account (both directions); the oldest go first (default 10,000). */
   maxPerAccount: number;
@@ -72,6 +91,7 @@ export class ChatStore {
   private readonly messages: Database<string, string>;
   private readonly index: Database<string, string>;
   private readonly seqs: Database<string, string> | undefined;
+  private readonly deliveries: Database<string, string> | undefined;
   private readonly transaction: <T>(fn: () => T) => Promise<T>;
   readonly retention: ChatRetention;
 
@@ -81,6 +101,8 @@ export class ChatStore {
       index: Database<string, string>;
       /** `<seq, 20 digits>` -> message id, and `last` -> the last seq assigned (optional: no streaming). */
       seqs?: Database<string, string>;
+      /** message id -> its Delivery (optional: a node that never forwards, tools, tests). */
+      deliveries?: Database<string, string>;
       transaction: <T>(fn: () => T) => Promise<T>;
     },
     retention: Partial<ChatRetention> = {},
@@ -88,6 +110,7 @@ export class ChatStore {
     this.messages = dbs.messages;
     this.index = dbs.index;
     this.seqs = dbs.seqs;
+    this.deliveries = dbs.deliveries;
     this.transaction = dbs.transaction;
     this.retention = { ...DEFAULT_CHAT_RETENTION, ...retention };
   }
@@ -104,12 +127,19 @@ export class ChatStore {
   /**
    * Stores a checked envelope durably (resolves once flushed: an acknowledged message survives a
    * crash); false when it was stored already (a duplicate is stored once). The sender's account over
-   * its count is trimmed in the same transaction.
+   * its count is trimmed in the same transaction. A message this node forwards is stored with its
+   * delivery (state `pending`) in the same transaction: once acknowledged, it is in the outbox.
    */
-  async put(env: ChatEnvelope & { signature: string }, receivedAt: bigint): Promise<StoredMessage | false> {
+  async put(
+    env: ChatEnvelope & { signature: string },
+    receivedAt: bigint,
+    delivery?: Delivery,
+  ): Promise<StoredMessage | false> {
     const id = chatEnvelopeId(env);
+    if (delivery && !this.deliveries) throw new Error('chat store opened without the delivery database');
     return this.transaction(() => {
       if (this.messages.get(id) !== undefined) return false;
+      if (delivery) this.deliveries!.putSync(id, stringifyJson(delivery));
       const seq = this.nextSeq(id);
       const msg: StoredMessage = {
         ...env,
@@ -155,6 +185,34 @@ export class ChatStore {
       if (!m || m.seq === undefined || (party !== undefined && m.from !== party && m.to !== party)) continue;
       out.push(m as SequencedMessage);
       if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /** A forwarded message's delivery; undefined for one that was never forwarded. */
+  delivery(id: string): Delivery | undefined {
+    const t = this.deliveries?.get(id);
+    return t === undefined ? undefined : decodeDelivery(t);
+  }
+
+  /** Records a delivery's new state durably; false when the message is gone (pruned). */
+  async setDelivery(id: string, d: Delivery): Promise<boolean> {
+    const db = this.deliveries;
+    if (!db) throw new Error('chat store opened without the delivery database');
+    return this.transaction(() => {
+      if (this.messages.get(id) === undefined) return false;
+      db.putSync(id, stringifyJson(d));
+      return true;
+    });
+  }
+
+  /** Every message still in the outbox (state `pending`), read once at start. */
+  pendingDeliveries(): { id: string; delivery: Delivery }[] {
+    const out: { id: string; delivery: Delivery }[] = [];
+    if (!this.deliveries) return out;
+    for (const { key, value } of this.deliveries.getRange()) {
+      const d = decodeDelivery(value);
+      if (d.state === 'pending') out.push({ id: key, delivery: d });
     }
     return out;
   }
@@ -236,9 +294,23 @@ export class ChatStore {
       if (this.index.get(indexKey(party, m.timestamp, id)) !== undefined) return false;
     }
     this.messages.removeSync(id);
+    this.deliveries?.removeSync(id);
     if (m.seq !== undefined) this.seqs?.removeSync(pad(m.seq));
     return true;
   }
+}
+
+/** A stored message as the API and the `account_chat` request carry it: the envelope, no local fields. */
+export function chatEnvelopeJson(m: StoredMessage) {
+  return {
+    id: m.id,
+    from: m.from,
+    to: m.to,
+    message: m.message,
+    timestamp: m.timestamp,
+    signature: m.signature,
+    ...(m.pow_nonce !== undefined ? { pow_nonce: m.pow_nonce } : {}),
+  };
 }
 
 function parties(m: { from: string; to: string }): string[] {
@@ -262,5 +334,16 @@ function decode(text: string): StoredMessage {
     received_at: BigInt(o.received_at as bigint),
     // Messages stored without the sequence database have none: they are never streamed.
     ...(o.seq !== undefined ? { seq: BigInt(o.seq as bigint) } : {}),
+  };
+}
+
+function decodeDelivery(text: string): Delivery {
+  const o = parseJson(text) as Record<string, unknown>;
+  return {
+    state: o.state as DeliveryState,
+    attempts: Number(o.attempts),
+    updated_at: BigInt(o.updated_at as bigint),
+    ...(o.next_at !== undefined ? { next_at: BigInt(o.next_at as bigint) } : {}),
+    ...(typeof o.error === 'string' ? { error: o.error } : {}),
   };
 }

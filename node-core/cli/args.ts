@@ -41,6 +41,8 @@ export interface CliOptions {
   vmImageDir?: string;
   /** The lease policy flags, in seconds and micro-XUSD. */
   leasePolicy: { minDurationSecs?: bigint; maxDurationSecs?: bigint; minCost?: bigint; maxCost?: bigint };
+  /** `--chat-retention-count N`, `--chat-retention-days D`: chat messages kept per account. */
+  chatRetention: { maxPerAccount?: number; maxAgeNs?: bigint };
   /** `--genesis-set NAME=VALUE` overrides of a new development network. */
   genesisSet: GenesisSet;
   /** price_multiplier_milli of the node's own certificate (the node's default when unset). */
@@ -105,6 +107,10 @@ Options:
   --max-concurrent-leases N
                           a provider's leases at once (default 0: no cap besides the
                           capacity)
+  --chat-retention-count N
+                          chat messages kept per account, both directions; the oldest
+                          go first (default 10000)
+  --chat-retention-days D chat messages older than D days are deleted (default 90)
   --genesis-set NAME=VALUE
                           a field of a NEW development network's genesis (repeatable), a
                           whole number. Lease timing: lease_min_duration_secs,
@@ -178,6 +184,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     vmDriver: 'auto',
     allowSandbox: false,
     leasePolicy: {},
+    chatRetention: {},
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -290,6 +297,20 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         else if (name === '--max-lease-duration') pol.maxDurationSecs = n;
         else if (name === '--min-lease-cost') pol.minCost = n * MICRO_PER_XUSD;
         else pol.maxCost = n * MICRO_PER_XUSD;
+        break;
+      }
+      case '--chat-retention-count': {
+        const v = value();
+        if (!/^[1-9]\d{0,8}$/.test(v))
+          throw new UsageError(`--chat-retention-count: "${v}" is not a whole number from 1`);
+        o.chatRetention.maxPerAccount = Number(v);
+        break;
+      }
+      case '--chat-retention-days': {
+        const v = value();
+        if (!/^[1-9]\d{0,5}$/.test(v))
+          throw new UsageError(`--chat-retention-days: "${v}" is not a whole number of days from 1`);
+        o.chatRetention.maxAgeNs = BigInt(v) * 86_400_000_000_000n;
         break;
       }
       case '--genesis-dir':

@@ -48,6 +48,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
       policy: opts.leasePolicy,
     },
     genesisSet: opts.genesisSet,
+    chat: { retention: opts.chatRetention },
     ownCertificate: { priceMultiplierMilli: opts.priceMultiplierMilli },
     genesisDir: opts.genesisDir,
     adminToken: opts.adminToken,

@@ -174,6 +174,22 @@ export class Directory {
       .sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
   }
 
+  /** Live registrations naming `peer` as the accounts' node (the accounts a node serves). */
+  servedBy(peer: string): Registration[] {
+    const cutoff = this.now() - DIRECTORY_TTL_NS;
+    const out: Registration[] = [];
+    for (const e of this.entries.values()) {
+      if (e.node_peer === peer && e.timestamp > cutoff)
+        out.push({
+          account: e.account,
+          node_peer: e.node_peer,
+          timestamp: e.timestamp,
+          signature: e.signature,
+        });
+    }
+    return out;
+  }
+
   /** Drops expired entries. */
   prune(): void {
     const cutoff = this.now() - DIRECTORY_TTL_NS;

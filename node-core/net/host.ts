@@ -495,6 +495,29 @@ export class P2PHost {
     );
   }
 
+  /** Whether `peer` is connected and passed netcheck (requests to it can be made). */
+  isVerified(peer: string): boolean {
+    return this.verified.has(peer);
+  }
+
+  /**
+   * Dials a peer known by id only (its addresses from the peer store), in the background: once it
+   * passes netcheck, `onPeer` reports it. For senders that wait for a given node (the chat outbox).
+   */
+  connect(peer: string): void {
+    const node = this.node;
+    if (!node || this.verified.has(peer) || this.isBanned(peer) || peer === this.peerId) return;
+    let id;
+    try {
+      id = peerIdFromString(peer);
+    } catch {
+      return;
+    }
+    node
+      .dial(id, { signal: AbortSignal.timeout(10_000) })
+      .catch((err: Error) => this.opts.log?.debug({ peer, err: err.message }, 'dial failed'));
+  }
+
   /**
    * A new stream of `protocol` to a verified peer (the VM tunnel), over its open connection or a
    * new dial when there is none (the provider may not be a direct peer yet, but it is known).

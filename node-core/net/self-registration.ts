@@ -6,6 +6,11 @@ import type { Directory } from './directory.ts';
  * `node.key` account is registered to its libp2p peer id at start, again shortly after a peer
  * connects (gossip has no pull, so a new peer would otherwise wait for the next refresh), and every
  * TTL/2 (15 minutes), each time with a fresh timestamp so the newest-wins rule keeps it current.
+ *
+ * After a new peer, the registrations of the other accounts this node serves (wallets, registered
+ * over HTTP) are published again too, as signed by their owners: one registered before the peer
+ * connected, or before gossip had formed its mesh, would otherwise stay unknown to that peer until
+ * the owner's next refresh (up to 20 minutes), and chat to it would fail meanwhile.
  */
 export interface SelfRegistrationDeps {
   directory: Directory;
@@ -58,8 +63,15 @@ export class SelfRegistration {
     this.pending = setTimeout(() => {
       this.pending = undefined;
       this.register();
+      this.republishServed();
     }, this.peerDelayMs);
     this.pending.unref();
+  }
+
+  private republishServed(): void {
+    for (const r of this.d.directory.servedBy(this.d.nodePeer)) {
+      if (r.account !== this.d.pubKey) this.d.publish(r);
+    }
   }
 
   private register(): void {

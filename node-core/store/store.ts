@@ -90,6 +90,11 @@ export class Store {
    * `last` -> the last seq assigned (kept even when that message is pruned, so none is reused)
    */
   readonly chatSeq: Database<string, string>;
+  /**
+   * chat envelope id -> its delivery to the recipient's node (chat/chat-outbox.ts), JSON: the outbox
+   * (state `pending`) and the record of what was delivered or failed, dropped with the message
+   */
+  readonly chatDelivery: Database<string, string>;
   /** lease hash (64 hex) -> the node account's hold on it (leasing/consumer/hold.ts), JSON */
   readonly leaseHolds: Database<string, string>;
 
@@ -122,6 +127,7 @@ export class Store {
     this.chatMessages = text<string>('chat_messages');
     this.chatIndex = text<string>('chat_index');
     this.chatSeq = text<string>('chat_seq');
+    this.chatDelivery = text<string>('chat_delivery');
     this.leaseHolds = text<string>('lease_holds');
   }
 

@@ -41,7 +41,12 @@ describe('chat store (LMDB)', () => {
     const store = Store.open({ path: join(dir, 'store.lmdb') });
     stores.push(store);
     const chat = new ChatStore(
-      { messages: store.chatMessages, index: store.chatIndex, transaction: (fn) => store.transaction(fn) },
+      {
+        messages: store.chatMessages,
+        index: store.chatIndex,
+        deliveries: store.chatDelivery,
+        transaction: (fn) => store.transaction(fn),
+      },
       retention,
     );
     return { chat, store, dir };
@@ -125,5 +130,27 @@ describe('chat store (LMDB)', () => {
     expect(acked.length).toBeGreaterThanOrEqual(50);
     const { chat } = open(dir);
     for (const id of acked) expect(chat.has(id)).toBe(true);
+    // Each was written with its outbox entry (for another node) in the same transaction: none lost.
+    const outbox = new Set(chat.pendingDeliveries().map((p) => p.id));
+    for (const id of acked) expect(outbox.has(id)).toBe(true);
+  });
+
+  it("keeps a forwarded message's delivery with it, and drops it with it", async () => {
+    const { chat } = open(undefined, { maxPerAccount: 1 });
+    const [a, b] = [generateKeyPair(), generateKeyPair()];
+    const first = message(a, b, 'first', T0);
+    await chat.put(first, T0, { state: 'pending', attempts: 0, updated_at: T0 });
+    const id = chatEnvelopeId(first);
+    expect(chat.pendingDeliveries().map((p) => p.id)).toEqual([id]);
+    expect(await chat.setDelivery(id, { state: 'delivered', attempts: 1, updated_at: T0 + SECOND })).toBe(
+      true,
+    );
+    expect(chat.delivery(id)).toEqual({ state: 'delivered', attempts: 1, updated_at: T0 + SECOND });
+    expect(chat.pendingDeliveries()).toEqual([]);
+    // Trimmed by the count: the message and its delivery go together; a later update finds nothing.
+    await chat.put(message(a, b, 'second', T0 + SECOND), T0);
+    expect(chat.has(id)).toBe(false);
+    expect(chat.delivery(id)).toBeUndefined();
+    expect(await chat.setDelivery(id, { state: 'failed', attempts: 2, updated_at: T0 })).toBe(false);
   });
 });

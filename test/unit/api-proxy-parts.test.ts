@@ -60,6 +60,7 @@ describe('proxy errors', () => {
       not_found: 'not_found',
       method_not_allowed: 'method_not_allowed',
       request_timeout: 'bad_request',
+      conflict: 'bad_request',
       rate_limited: 'rate_limited',
       headers_too_large: 'bad_request',
       block_rejected: 'bad_request',

@@ -1,7 +1,7 @@
 import { ChatAuthError, type ProofParams } from '../../chat/challenges.ts';
 import { ChatEventStream } from '../../chat/chat-events.ts';
 import { ChatSendError } from '../../chat/chat-service.ts';
-import type { StoredMessage } from '../../chat/chat-store.ts';
+import { chatEnvelopeJson, type Delivery } from '../../chat/chat-store.ts';
 import type { LedgerNode } from '../../node.ts';
 import { stringifyJson } from '../../protocol/json.ts';
 import { ApiError } from '../errors.ts';
@@ -10,9 +10,10 @@ import { createSecurity } from '../security.ts';
 import { errorSchema } from './common.ts';
 
 /**
- * Chat (contract Chat and Authentication 3; reference-behavior.md 1.10; decisions D2, D15), first
- * step of issue #13: send to a recipient registered on this node, the ownership-proof challenge, the
- * reads and the event stream (chat/chat-events.ts). Delivery between nodes comes next.
+ * Chat (contract Chat and Authentication 3; reference-behavior.md 1.10; decisions D2, D15; issue
+ * #13): sending (stored here, or handed to the recipient's node through the outbox), the
+ * ownership-proof challenge, the reads, the event stream (chat/chat-events.ts), and a retry of a
+ * message whose delivery failed.
  */
 
 const envelopeSchema: JsonSchema = {
@@ -47,15 +48,47 @@ const AUTH_STATUS: Record<ChatAuthError['code'], 'bad_request' | 'unauthorized' 
   challenge_used: 'forbidden',
 };
 
-function envelopeJson(m: StoredMessage) {
+const deliverySchema: JsonSchema = {
+  type: 'object',
+  description: "for a message this node forwards to the recipient's node: where its delivery stands",
+  required: ['state', 'attempts', 'updated_at'],
+  properties: {
+    state: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
+    attempts: { type: 'integer' },
+    updated_at: { type: 'integer', description: 'Unix ns' },
+    next_at: { type: 'integer', description: 'Unix ns: the next attempt (pending)' },
+    error: { type: 'string', description: 'why the last attempt failed' },
+  },
+};
+
+const messageSchema: JsonSchema = {
+  ...envelopeSchema,
+  properties: { ...(envelopeSchema.properties as JsonSchema), delivery: deliverySchema },
+};
+
+const sendAnswerSchema: JsonSchema = {
+  type: 'object',
+  required: ['ok'],
+  properties: {
+    ok: { type: 'boolean' },
+    id: { type: 'string' },
+    delivery: {
+      type: 'string',
+      enum: ['local', 'delivered', 'queued', 'failed'],
+      description:
+        'local: the recipient is on this node; delivered: their node took it; queued: in the outbox, retried until taken',
+    },
+    error: { type: 'string', description: 'why the first delivery attempt failed' },
+  },
+};
+
+function deliveryJson(d: Delivery) {
   return {
-    id: m.id,
-    from: m.from,
-    to: m.to,
-    message: m.message,
-    timestamp: m.timestamp,
-    signature: m.signature,
-    ...(m.pow_nonce !== undefined ? { pow_nonce: m.pow_nonce } : {}),
+    state: d.state,
+    attempts: d.attempts,
+    updated_at: d.updated_at,
+    ...(d.next_at !== undefined ? { next_at: d.next_at } : {}),
+    ...(d.error !== undefined ? { error: d.error } : {}),
   };
 }
 
@@ -80,29 +113,24 @@ export function chatRoutes(node: LedgerNode): RouteDef[] {
       method: 'POST',
       path: '/chat/send',
       description:
-        'stores a signed chat envelope for a recipient registered on this node (delivery to other nodes: not yet)',
+        "checks a signed chat envelope and stores it for a recipient registered on this node, or hands it to the recipient's node (kept in an outbox and retried until that node takes it)",
       auth: 'none',
       schema: {
         body: envelopeSchema,
-        response: {
-          200: {
-            type: 'object',
-            required: ['ok'],
-            properties: { ok: { type: 'boolean' }, id: { type: 'string' } },
-          },
-          400: errorSchema,
-          404: errorSchema,
-          503: errorSchema,
-        },
+        response: { 200: sendAnswerSchema, 400: errorSchema, 404: errorSchema },
       },
       async handler(req) {
         try {
-          const m = await node.chat.send(req.body);
-          return { ok: true, id: m.id };
+          const r = await node.chat.send(req.body);
+          return {
+            ok: true,
+            id: r.message.id,
+            delivery: r.delivery,
+            ...(r.record?.error !== undefined ? { error: r.record.error } : {}),
+          };
         } catch (e) {
           if (!(e instanceof ChatSendError)) throw e;
           if (e.code === 'recipient_unknown') throw ApiError.notFound(e.message);
-          if (e.code === 'remote_delivery') throw ApiError.unavailable(e.message);
           throw ApiError.badRequest(e.message);
         }
       },
@@ -143,7 +171,7 @@ export function chatRoutes(node: LedgerNode): RouteDef[] {
           },
         },
         response: {
-          200: { type: 'array', items: envelopeSchema },
+          200: { type: 'array', items: messageSchema },
           400: errorSchema,
           401: errorSchema,
           403: errorSchema,
@@ -161,7 +189,54 @@ export function chatRoutes(node: LedgerNode): RouteDef[] {
           limit,
         });
         reply.header('x-total-count', String(page.total));
-        return page.messages.map(envelopeJson);
+        return page.messages.map((m) => {
+          const d = node.chatStore.delivery(m.id);
+          return { ...chatEnvelopeJson(m), ...(d ? { delivery: deliveryJson(d) } : {}) };
+        });
+      },
+    }),
+    defineRoute<{ params: { id: string }; query: ProofParams }>({
+      method: 'POST',
+      path: '/chat/messages/:id/retry',
+      description:
+        'puts a message whose delivery failed back in the outbox and tries it at once (ownership proof of its sender)',
+      auth: 'none',
+      noBody: true,
+      schema: {
+        params: {
+          type: 'object',
+          required: ['id'],
+          properties: { id: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+        },
+        querystring: { type: 'object', properties: { ...proofQuery } },
+        response: {
+          200: sendAnswerSchema,
+          400: errorSchema,
+          401: errorSchema,
+          403: errorSchema,
+          404: errorSchema,
+          409: errorSchema,
+        },
+      },
+      async handler(req: ApiRequest<{ params: { id: string }; query: ProofParams }>) {
+        const key = prove(req.query);
+        const m = node.chatStore.get(req.params.id);
+        if (!m || m.from !== key) throw ApiError.notFound('no message of this account with that id');
+        const before = node.chatStore.delivery(m.id);
+        if (before?.state !== 'failed')
+          throw ApiError.conflict(
+            before
+              ? `the message's delivery is ${before.state}, not failed`
+              : 'the message was never forwarded to another node',
+          );
+        const d = await node.chatOutbox.retry(m.id);
+        if (!d) throw ApiError.conflict('the message is no longer waiting for a retry');
+        return {
+          ok: true,
+          id: m.id,
+          delivery: d.state === 'pending' ? 'queued' : d.state,
+          ...(d.error !== undefined ? { error: d.error } : {}),
+        };
       },
     }),
     defineRoute<{ query: ProofParams }>({
@@ -228,7 +303,7 @@ export function chatRoutes(node: LedgerNode): RouteDef[] {
           res: reply.raw,
           party,
           lastEventId: given === undefined ? undefined : BigInt(given),
-          json: (m) => stringifyJson(envelopeJson(m)),
+          json: (m) => stringifyJson(chatEnvelopeJson(m)),
           serverListening: () => server.listening,
         });
         return undefined;
