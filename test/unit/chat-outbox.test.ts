@@ -1,0 +1,164 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ChatDeliveryError, ChatOutbox } from '../../node-core/chat/chat-outbox.ts';
+import { ChatStore, type Delivery, type StoredMessage } from '../../node-core/chat/chat-store.ts';
+import { hexToBytes } from '../../node-core/protocol/hex.ts';
+import { generateKeyPair } from '../../node-core/protocol/keys.ts';
+import { signChatEnvelope } from '../../node-core/protocol/payloads.ts';
+import { Store } from '../../node-core/store/store.ts';
+import { tempDir } from '../helpers/node.ts';
+
+/**
+ * The chat outbox's schedule (chat/chat-outbox.ts) on a real store, the other node replaced by a
+ * function: backoff between attempts, an attempt at once when the node connects, a permanent
+ * refusal or the end of its time failing the message, and the outbox reloaded from disk.
+ */
+const nowNs = () => BigInt(Date.now()) * 1_000_000n;
+
+describe('chat outbox', () => {
+  const cleanup: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const f of cleanup.splice(0).reverse()) await f();
+  });
+
+  function open(dir = tempDir('chat-outbox-')) {
+    const store = Store.open({ path: join(dir, 'store.lmdb') });
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    cleanup.push(() => store.close());
+    const chat = new ChatStore({
+      messages: store.chatMessages,
+      index: store.chatIndex,
+      deliveries: store.chatDelivery,
+      transaction: (fn) => store.transaction(fn),
+    });
+    return { chat, dir, store };
+  }
+
+  const [alice, bob] = [generateKeyPair(), generateKeyPair()];
+  async function pending(chat: ChatStore, text: string): Promise<StoredMessage> {
+    const now = nowNs();
+    const env = signChatEnvelope(
+      { from: alice.pub_key, to: bob.pub_key, message: text, timestamp: now },
+      hexToBytes(alice.seed_hex),
+    );
+    return (await chat.put(env, now, { state: 'pending', attempts: 0, updated_at: now })) as StoredMessage;
+  }
+
+  function outbox(chat: ChatStore, send: (peer: string) => Promise<void>, opts = {}) {
+    const changes: Delivery[] = [];
+    const attempts: number[] = [];
+    const box = new ChatOutbox(
+      {
+        store: chat,
+        now: nowNs,
+        resolve: () => 'peer-b',
+        send: (peer) => {
+          attempts.push(Date.now());
+          return send(peer);
+        },
+        onChange: (_m, d) => changes.push(d),
+      },
+      { backoffMs: 100, maxBackoffMs: 400, ...opts },
+    );
+    cleanup.push(() => box.stop());
+    return { box, changes, attempts };
+  }
+
+  it('retries with doubling delays up to the cap, then delivers', async () => {
+    const { chat } = open();
+    let up = false;
+    const { box, changes, attempts } = outbox(chat, async () => {
+      if (!up) throw new ChatDeliveryError('unreachable', 'down');
+    });
+    box.start();
+    const m = await pending(chat, 'hello');
+    expect(await box.deliverNow(m, 1_000)).toMatchObject({ state: 'pending', attempts: 1, error: 'down' });
+    await new Promise((r) => setTimeout(r, 1_400));
+    up = true;
+    await new Promise((r) => setTimeout(r, 600));
+    expect(chat.delivery(m.id)?.state).toBe('delivered');
+    const gaps = attempts.slice(1).map((t, i) => t - attempts[i]!);
+    // 100, 200, 400, 400 ms (capped), each within the timer's slack.
+    expect(gaps[0]).toBeGreaterThanOrEqual(90);
+    expect(gaps[1]).toBeGreaterThanOrEqual(190);
+    expect(gaps[2]).toBeGreaterThanOrEqual(390);
+    for (const g of gaps) expect(g).toBeLessThan(1_500); // the cap holds (slack for a loaded machine)
+    expect(changes.at(-1)).toMatchObject({ state: 'delivered' });
+    expect(box.pending).toBe(0);
+  });
+
+  it('tries at once when the recipient node connects, not at the end of the backoff', async () => {
+    const { chat } = open();
+    let up = false;
+    const { box, attempts } = outbox(
+      chat,
+      async () => {
+        if (!up) throw new ChatDeliveryError('unreachable', 'down');
+      },
+      { backoffMs: 60_000, maxBackoffMs: 60_000 },
+    );
+    box.start();
+    const m = await pending(chat, 'soon');
+    await box.deliverNow(m, 1_000);
+    up = true;
+    box.peerConnected('someone-else');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(attempts.length).toBe(1);
+    box.peerConnected('peer-b');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(attempts.length).toBe(2);
+    expect(chat.delivery(m.id)?.state).toBe('delivered');
+  });
+
+  it('fails a refused message at once and one out of time, and retry() puts it back', async () => {
+    const { chat } = open();
+    let answer: Error | undefined = new ChatDeliveryError('refused', 'invalid envelope: nope');
+    const { box } = outbox(chat, async () => {
+      if (answer) throw answer;
+    });
+    box.start();
+    const refused = await pending(chat, 'refused');
+    expect(await box.deliverNow(refused, 1_000)).toMatchObject({
+      state: 'failed',
+      error: 'invalid envelope: nope',
+    });
+    box.options.maxAgeNs = 0n;
+    answer = new ChatDeliveryError('unreachable', 'down');
+    const late = await pending(chat, 'late');
+    expect(await box.deliverNow(late, 1_000)).toMatchObject({ state: 'failed', error: 'down' });
+    expect(await box.retry(late.id)).toMatchObject({ state: 'failed' });
+    answer = undefined;
+    expect(await box.retry(refused.id)).toMatchObject({ state: 'delivered', attempts: 2 });
+    expect(await box.retry(refused.id)).toBeUndefined(); // only a failed one
+  });
+
+  it('resumes what it held from disk after a restart', async () => {
+    const first = open();
+    const { box } = outbox(first.chat, async () => {
+      throw new ChatDeliveryError('unreachable', 'down');
+    });
+    box.start();
+    const m = await pending(first.chat, 'across a restart');
+    await box.deliverNow(m, 1_000);
+    await box.stop();
+    await first.store.close();
+    const again = open(first.dir);
+    const delivered: string[] = [];
+    const next = new ChatOutbox(
+      {
+        store: again.chat,
+        now: nowNs,
+        resolve: () => 'peer-b',
+        send: async (_p, msg) => void delivered.push(msg.id),
+      },
+      { backoffMs: 50 },
+    );
+    cleanup.push(() => next.stop());
+    next.start();
+    expect(next.pending).toBe(1);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(delivered).toEqual([m.id]);
+    expect(again.chat.delivery(m.id)).toMatchObject({ state: 'delivered', attempts: 2 });
+  });
+});
