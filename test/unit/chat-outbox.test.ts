@@ -83,7 +83,7 @@ describe('chat outbox', () => {
     expect(gaps[0]).toBeGreaterThanOrEqual(90);
     expect(gaps[1]).toBeGreaterThanOrEqual(190);
     expect(gaps[2]).toBeGreaterThanOrEqual(390);
-    for (const g of gaps) expect(g).toBeLessThan(1_500); // the cap holds (slack for a loaded machine)
+    for (const g of gaps) expect(g).toBeLessThan(1_500); // never stuck (wide slack: a loaded CI machine)
     expect(changes.at(-1)).toMatchObject({ state: 'delivered' });
     expect(box.pending).toBe(0);
   });
