@@ -377,7 +377,7 @@ export class LeasingClient {
       if (!m) continue;
       let v: Record<string, unknown>;
       try {
-        v = obj(typeof o.value === 'string' ? parseJson(o.value) : o.value);
+        v = obj(o.value);
       } catch {
         continue;
       }

@@ -99,9 +99,9 @@ describe('the ledger-node command', () => {
       };
       expect(info.lease_timing.min_duration_secs).toBe(5);
       const kv = (await (await fetch(`${node.url}/statechain/kv/sys.certificate_workload`)).json()) as {
-        value: string;
+        value: unknown;
       };
-      expect(JSON.parse(kv.value)).toMatchObject({ workload_version: 3, iterations: 5000 });
+      expect(kv.value).toMatchObject({ workload_version: 3, iterations: 5000 });
       const cert = await waitFor(
         async () => {
           const r = await fetch(`${node.url}/certificate`);

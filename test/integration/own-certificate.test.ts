@@ -7,7 +7,7 @@ import {
   type PerformanceCertificate,
   verifyCertificateContent,
 } from '../../node-core/protocol/certificate.ts';
-import { parseJson } from '../../node-core/protocol/json.ts';
+import { type JsonValue, parseJson } from '../../node-core/protocol/json.ts';
 import { parseCertificateWorkload } from '../../node-core/statechain/sys.ts';
 import { startTestNode, type TestNode, tempDir, waitFor } from '../helpers/node.ts';
 
@@ -52,8 +52,8 @@ describe('the own performance certificate', () => {
     expect((await info(t)).benchmark.state).toMatch(/^(idle|running)$/);
     const cert = (await waitFor(() => ownCertificate(t!), 30_000, 'the own certificate'))!;
     const seconds = (Date.now() - started) / 1000;
-    const kv = await t.client.get<{ value: string }>('/statechain/kv/sys.certificate_workload');
-    const workload = parseCertificateWorkload(parseJson(kv.value));
+    const kv = await t.client.get<{ value: JsonValue }>('/statechain/kv/sys.certificate_workload');
+    const workload = parseCertificateWorkload(kv.value);
     expect(workload).toEqual(DEV_CERTIFICATE_WORKLOAD);
     const n = await info(t);
     verifyCertificateContent(cert, n.network_id, { workload, verify: verifyBytesNode });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringifyJson } from '../../node-core/protocol/json.ts';
+import { type JsonValue, stringifyJson } from '../../node-core/protocol/json.ts';
 import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
 import {
   signStateBlock,
@@ -30,7 +30,7 @@ describe('HTTP API: state chain', () => {
   type Tip = { index: number; hash: string; timestamp: number | bigint };
   const tip = async () => (await http(kit.url, 'GET', '/statechain/tip')).body as Tip;
   const kv = async () =>
-    (await http(kit.url, 'GET', '/statechain/kv?limit=1000')).body as { key: string; value: string }[];
+    (await http(kit.url, 'GET', '/statechain/kv?limit=1000')).body as { key: string; value: JsonValue }[];
 
   /** A block on top of the tip, signed by `signers` (default: two DAO keys, the threshold). */
   async function next(
@@ -94,7 +94,7 @@ describe('HTTP API: state chain', () => {
     expect(ks.body).toEqual({ keys: expect.arrayContaining(t.keys.dao.map((k) => k.pub_key)), threshold: 2 });
   });
 
-  it('GET /statechain/kv lists key/values sorted, values as JSON text; /kv/{key} reads one', async () => {
+  it('GET /statechain/kv lists key/values sorted, values as the stored JSON; /kv/{key} reads one', async () => {
     const all = await kv();
     const keys = all.map((e) => e.key);
     expect(keys).toEqual([...keys].sort());
@@ -108,8 +108,9 @@ describe('HTTP API: state chain', () => {
         'sys.phase',
       ]),
     );
-    for (const e of all) expect(typeof e.value).toBe('string');
-    const byKey = Object.fromEntries(all.map((e) => [e.key, JSON.parse(e.value) as unknown]));
+    // Values are JSON values, not strings of JSON text: an object stays an object (D14, issue #14).
+    const byKey = Object.fromEntries(all.map((e) => [e.key, e.value]));
+    expect(typeof byKey['sys.faucet']).toBe('object');
     expect(byKey['sys.network_id']).toBe(t.keys.network_id);
     // L-10: the minter list holds addresses, not public keys.
     expect(byKey['sys.minter']).toEqual({ keys: [t.keys.minter.address] });
@@ -121,7 +122,7 @@ describe('HTTP API: state chain', () => {
     expect(page.map((e) => e.key)).toEqual(keys.slice(1, 3));
 
     const one = await http(kit.url, 'GET', '/statechain/kv/sys.network_id');
-    expect(one.body).toEqual({ key: 'sys.network_id', value: JSON.stringify(t.keys.network_id) });
+    expect(one.body).toEqual({ key: 'sys.network_id', value: t.keys.network_id });
     const nf = await http(kit.url, 'GET', '/statechain/kv/app/none');
     expect(nf.status).toBe(404);
     expect(nf.body).toEqual({ error: 'key not found' });
@@ -134,13 +135,16 @@ describe('HTTP API: state chain', () => {
     expect(r.status, r.text).toBe(201);
     expect(r.body).toEqual({ hash: stateBlockHash(b), index: 1 });
     expect((await tip()).index).toBe(1);
-    expect((await http(kit.url, 'GET', '/statechain/kv/app/config/motd')).body).toEqual({
-      key: 'app/config/motd',
-      value: text,
-    });
+    // The value is spliced in byte for byte: spacing, 2.50 and the 20-digit integer as submitted.
+    expect((await http(kit.url, 'GET', '/statechain/kv/app/config/motd')).text).toBe(
+      `{"key":"app/config/motd","value":${text}}`,
+    );
+    expect((await http(kit.url, 'GET', '/statechain/kv?prefix=app/config/')).text).toBe(
+      `[{"key":"app/config/motd","value":${text}}]`,
+    );
     expect((await http(kit.url, 'GET', '/statechain/kv/app.flag')).body).toEqual({
       key: 'app.flag',
-      value: 'true',
+      value: true,
     });
     const stored = (await http(kit.url, 'GET', '/statechain/blocks/1')).text;
     expect(stored).toContain(text);
@@ -284,9 +288,8 @@ describe('HTTP API: state chain', () => {
     expect(await indexes('?start=20')).toEqual(range(20, 25));
     expect(await indexes('?start=3&limit=2')).toEqual([3, 4]);
     expect((await http(kit.url, 'GET', '/statechain/blocks?limit=0')).status).toBe(400);
-    expect((await http(kit.url, 'GET', '/statechain/kv/app/count')).body).toEqual({
-      key: 'app/count',
-      value: '19',
-    });
+    expect((await http(kit.url, 'GET', '/statechain/kv/app/count')).text).toBe(
+      '{"key":"app/count","value":19}',
+    );
   });
 });

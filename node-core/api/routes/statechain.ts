@@ -1,4 +1,5 @@
 import type { LedgerNode } from '../../node.ts';
+import { parseJson, RawJson } from '../../protocol/json.ts';
 import { ProtocolError } from '../../protocol/errors.ts';
 import { parseStateBlock, type StateBlock, stateBlockToJson } from '../../protocol/statechain.ts';
 import { StateChainError } from '../../statechain/statechain.ts';
@@ -44,9 +45,13 @@ const stateBlockSchema: JsonSchema = {
   },
 };
 
-/** A KV entry reads back as {key, value}, value being the stored JSON text (decisions D14). */
+/**
+ * A KV entry reads back as {key, value}, value being the stored JSON value itself, its text spliced
+ * into the answer byte for byte (D14 as amended by issue #14): an object stays an object, as the
+ * protocol's own client reads `sys.timekeepers` or `epoch.N`; the text hashed is the text served.
+ */
 function kvEntry(key: string, text: string) {
-  return { key, value: text };
+  return { key, value: new RawJson(text, parseJson(text)) };
 }
 
 function stateJson(b: StateBlock) {
@@ -128,7 +133,7 @@ export function statechainRoutes(node: LedgerNode): RouteDef[] {
     defineRoute<{ params: { '*': string } }>({
       method: 'GET',
       path: '/statechain/kv/*',
-      description: 'one state key (keys may contain /), its value as JSON text',
+      description: 'one state key (keys may contain /) and its value, the stored JSON as it was submitted',
       auth: 'none',
       wildcardName: 'key',
       async handler(req) {

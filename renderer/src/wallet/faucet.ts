@@ -1,5 +1,4 @@
 import { ApiRequestError, type LedgerClient } from '../../../node-core/client/client.ts';
-import { parseJson } from '../../../node-core/protocol/json.ts';
 
 /**
  * The test-funds faucet: its terms come from the state chain (`sys.faucet`: an amount per period),
@@ -20,8 +19,9 @@ export async function fetchFaucet(client: LedgerClient): Promise<FaucetTerms | n
   if (r.status === 404) return null;
   if (r.status >= 400) throw new ApiRequestError(r.status, r.body, 'GET', path);
   const value = (r.body as { value?: unknown } | undefined)?.value;
-  if (typeof value !== 'string') throw new Error('the node answered sys.faucet without a value');
-  const v = parseJson(value) as { amount: string | bigint; period_ns: string | bigint };
+  if (typeof value !== 'object' || value === null)
+    throw new Error('the node answered sys.faucet without its value');
+  const v = value as { amount: string | bigint; period_ns: string | bigint };
   return { amount: BigInt(v.amount), periodNs: BigInt(v.period_ns) };
 }
 
