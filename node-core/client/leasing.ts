@@ -1,6 +1,6 @@
 import type { Attestation } from '../protocol/block.ts';
 import type { MarketplaceRequest } from '../protocol/marketplace.ts';
-import { parseJson, stringifyJson } from '../protocol/json.ts';
+import { stringifyJson } from '../protocol/json.ts';
 import type { LedgerClient } from './client.ts';
 
 /**
