@@ -83,19 +83,24 @@ export const PROXY_ERROR_SCHEMA: JsonSchema = {
 
 const integerHeader = (description: string): unknown => ({ description, schema: { type: 'integer' } });
 
-/** Headers of every proxy response (Retry-After: 429 only). */
+/**
+ * Headers of proxy responses (Retry-After: 429 only; the rate-limit ones only while rate limits are
+ * on). `RateLimit-Policy` and `RateLimit` follow draft-ietf-httpapi-ratelimit-headers-11.
+ */
 const PROXY_HEADERS: Record<string, unknown> = {
   'X-API-Version': {
     description: 'major version of the API',
     schema: { type: 'string', const: String(API_VERSION) },
   },
   'RateLimit-Policy': {
-    description: 'quota in force for this request class: "<requests>;w=<window seconds>"',
-    schema: { type: 'string' },
+    description:
+      'the quota policy of this request\'s class, named "read", "write" or "probe": \'"<name>";q=<requests>;w=<window seconds>\' (a Structured Field List; absent when the node runs with rate limits off)',
+    schema: { type: 'string', examples: ['"read";q=1000;w=5'] },
   },
   RateLimit: {
-    description: 'this client\'s quota: "limit=<n>, remaining=<n>, reset=<seconds until full>"',
-    schema: { type: 'string' },
+    description:
+      "this client's standing under that policy: '\"<name>\";r=<requests left>;t=<seconds until full; on a 429, until the next request is allowed>'",
+    schema: { type: 'string', examples: ['"read";r=997;t=1'] },
   },
   'RateLimit-Limit': integerHeader('requests per window (legacy form)'),
   'RateLimit-Remaining': integerHeader('requests left (legacy form)'),

@@ -77,6 +77,43 @@ export function quotaOf(rate: BucketRate, tokens: number = rate.burst): RateQuot
   };
 }
 
+/**
+ * The rate-limit fields of a proxy-form answer, after draft-ietf-httpapi-ratelimit-headers-11 (May
+ * 2026): each class is a named quota policy, so a client can tell which quota a request spent.
+ *
+ * - `RateLimit-Policy: "read";q=1000;w=5`: a Structured Field List of one Item, the policy governing
+ *   this request: its name (an sf-string), `q` the quota (requests, the draft's default unit) and `w`
+ *   the window in seconds (the bucket's burst and the seconds an empty bucket takes to refill).
+ * - `RateLimit: "read";r=997;t=1`: the same policy's service limit: `r` the requests left now, `t`
+ *   the seconds until the bucket is full again. On a refusal `r` is 0 and `t` is the wait before the
+ *   next request is allowed, which is also `Retry-After`: the draft asks that Retry-After never point
+ *   before the end of the effective window `t`.
+ * - The legacy `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (earlier drafts), kept
+ *   for clients that read them: the quota, the requests left and the seconds until full.
+ */
+export function rateLimitFields(cls: RateClass, taken: TakeResult): Record<string, string> {
+  const q = taken.quota;
+  const t = taken.ok ? q.resetSeconds : taken.retryAfterSeconds;
+  const name = `"${RATE_POLICY_NAMES[cls]}"`;
+  return {
+    'ratelimit-policy': `${name};q=${q.limit};w=${q.windowSeconds}`,
+    ratelimit: `${name};r=${q.remaining};t=${t}`,
+    'ratelimit-limit': String(q.limit),
+    'ratelimit-remaining': String(q.remaining),
+    'ratelimit-reset': String(q.resetSeconds),
+  };
+}
+
+/**
+ * The policy name of each class in the `RateLimit-Policy` and `RateLimit` fields. The draft's
+ * identifiers are sf-strings: these stay within the characters that need no escaping.
+ */
+export const RATE_POLICY_NAMES: Readonly<Record<RateClass, string>> = {
+  read: 'read',
+  write: 'write',
+  probe: 'probe',
+};
+
 /** A refusal: nothing left now, and the wait (whole seconds, at least 1) before trying again. */
 function refused(rate: BucketRate, waitSeconds: number, tokens = 0): TakeResult {
   const retryAfterSeconds = Math.max(1, Math.ceil(waitSeconds));

@@ -14,13 +14,11 @@ import {
   discoveryDocument,
   discoveryEndpoints,
   isProxyPath,
-  nominalRateLimitHeaders,
   proxyErrorBody,
   proxyMounts,
   proxyRouteOf,
-  rateLimitHeadersAfter,
 } from './proxy.ts';
-import { clientIp, RateLimiter } from './rate-limit.ts';
+import { clientIp, RateLimiter, rateLimitFields } from './rate-limit.ts';
 import type { RateLimitOptions } from './rate-limit.ts';
 import { buildManifest, createMethodIndex, defineRoutes, rateClassOf } from './route-table.ts';
 import type { ApiRequest, AuthMode, RateClass, RouteDef } from './route-table.ts';
@@ -313,8 +311,10 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   // comes last so failed attempts still spend tokens.
   //
   // Proxy-form requests (`/api/...`) also get `X-API-Version` on every answer, and the `RateLimit*`
-  // headers on every answer that got past the Host check (with limits off, a full default quota; see
-  // nominalRateLimitHeaders). Both forms spend the same per-client buckets.
+  // headers (rateLimitFields) on every answer that got past the Host check, a 429 included. With
+  // limits off (`--rate-limit off`) there is no quota to report, so none are sent. Both forms spend
+  // the same per-client buckets; the node form sends no rate-limit headers (the contract), only
+  // Retry-After on a 429.
   // A callback hook, not an async one: it runs for every request, and a promise per request is
   // measurable at ingest rates.
   app.addHook('onRequest', (request, reply, done) => {
@@ -335,9 +335,9 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     if (limiter !== undefined) {
       const ip = clientIp(request.socket.remoteAddress, request.headers);
       const taken = limiter.take(ip, rateClass);
-      if (proxy) reply.headers(rateLimitHeadersAfter(taken));
+      if (proxy) reply.headers(rateLimitFields(rateClass, taken));
       if (!taken.ok) return done(ApiError.rateLimited(taken.retryAfterSeconds));
-    } else if (proxy) reply.headers(nominalRateLimitHeaders(rateClass));
+    }
     if (meta?.auth === 'admin') {
       const authError = security.checkAdmin(request.headers.authorization);
       if (authError !== undefined) return done(authError);

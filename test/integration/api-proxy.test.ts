@@ -300,12 +300,12 @@ describe('HTTP API: proxy form', () => {
   });
 
   describe('headers', () => {
-    it('with rate limits off (this node), the nominal quota of a full bucket; none at the root', async () => {
-      const read = await get('/api/v1/supply');
-      expect(read.headers.get('ratelimit-policy')).toBe('1000;w=5');
-      expect(read.headers.get('ratelimit')).toBe('limit=1000, remaining=1000, reset=0');
-      const probe = await get('/api/v1/health');
-      expect(probe.headers.get('ratelimit-policy')).toBe('100;w=5');
+    it('with rate limits off (this node), no rate-limit headers in either form', async () => {
+      for (const path of ['/api/v1/supply', '/api/v1/health']) {
+        const r = await get(path);
+        expect(r.headers.get('x-api-version')).toBe('1');
+        for (const h of RATE_HEADERS) expect(r.headers.get(h), `${path} ${h}`).toBeNull();
+      }
       const root = await get('/supply');
       expect(root.headers.get('x-api-version')).toBeNull();
       for (const h of RATE_HEADERS) expect(root.headers.get(h)).toBeNull();
@@ -325,7 +325,8 @@ describe('HTTP API: proxy form with rate limits on', () => {
   it('counts down the client bucket and answers 429 in the proxy form', async () => {
     const client = { 'x-forwarded-for': '203.0.113.77' };
     const read = await http(t.node.url, 'GET', '/api/v1/node', undefined, client);
-    expect(read.headers.get('ratelimit-policy')).toBe('1000;w=5');
+    expect(read.headers.get('ratelimit-policy')).toBe('"read";q=1000;w=5');
+    expect(read.headers.get('ratelimit')).toBe('"read";r=999;t=1');
     expect(read.headers.get('ratelimit-limit')).toBe('1000');
     expect(read.headers.get('ratelimit-remaining')).toBe('999');
     expect(read.headers.get('retry-after')).toBeNull();
@@ -338,15 +339,16 @@ describe('HTTP API: proxy form with rate limits on', () => {
     }
     const served = results.filter((r) => r.status !== 429);
     expect(served.length).toBeGreaterThanOrEqual(50);
-    expect(served.every((r) => r.status === 400 && r.headers.get('ratelimit-policy') === '50;w=5')).toBe(
-      true,
-    );
+    expect(
+      served.every((r) => r.status === 400 && r.headers.get('ratelimit-policy') === '"write";q=50;w=5'),
+    ).toBe(true);
     expect(served[0]!.headers.get('ratelimit-remaining')).toBe('49');
     const limited = results.at(-1)!;
     const e = expectProxyError(limited, 429, 'rate_limited');
     expect(e.message).toBe('rate limit exceeded');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    expect(limited.headers.get('ratelimit')).toBe(`"write";r=0;t=${limited.headers.get('retry-after')}`);
 
     // The root shares the bucket but speaks the node form, without rate-limit headers.
     const node = await http(t.node.url, 'POST', '/blocks/claim', '{}', client);
