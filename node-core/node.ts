@@ -330,6 +330,8 @@ export class LedgerNode {
   /** Hands chat messages to the recipients' nodes, retrying until they take them. */
   chatOutbox!: ChatOutbox;
   private chatPruner: NodeJS.Timeout | undefined;
+  /** The libp2p peer id while networking is off (see start). */
+  private offlinePeerId: string | undefined;
   /** Who may reach a lease's VM, and the way there (here, or through its provider). */
   vmAccess!: VmAccess;
   startedAt = 0;
@@ -363,6 +365,16 @@ export class LedgerNode {
     // First: a token file others can read stops the start before anything is created.
     this.setupAdminToken();
     this.nodeKey = this.loadNodeKey();
+    // Without peer-to-peer networking the node still has its libp2p identity (issue #14): `/node`
+    // names a peer id, so a directory registration naming this node is valid, and the id is the one
+    // the node will have once networking is turned on.
+    if (this.opts.p2p === false) {
+      const [{ loadPeerKey }, { peerIdFromPrivateKey }] = await Promise.all([
+        import('./net/peer-key.ts'),
+        import('@libp2p/peer-id'),
+      ]);
+      this.offlinePeerId = peerIdFromPrivateKey(await loadPeerKey(this.dataDir)).toString();
+    }
     this.store = Store.open({ path: join(this.dataDir, 'ledger.lmdb') });
     try {
       this.statechain = new StateChain({ store: this.store, verify: verifyBytesNode });
@@ -946,7 +958,7 @@ export class LedgerNode {
 
   /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */
   get nodeId(): string {
-    return this.p2p?.peerId || this.nodeKey.pub_key;
+    return this.p2p?.peerId || this.offlinePeerId || this.nodeKey.pub_key;
   }
 
   /**

@@ -13,6 +13,19 @@ export interface Conflict {
   detected_at: bigint;
 }
 
+/** A conflict settled lately, kept for a while so `/conflicts` can show how it ended (issue #14). */
+export interface ResolvedConflict extends Conflict {
+  resolved_at: bigint;
+  /** The block that holds the position, or null when the position itself was undone. */
+  winner: string | null;
+}
+
+/** How long, and how many, settled conflicts stay listed. */
+export const RESOLVED_KEEP_NS = 3_600_000_000_000n;
+export const RESOLVED_KEEP_MAX = 256;
+/** Store keys of settled conflicts: apart from open ones (`<account>:<height>`, account in hex). */
+const RESOLVED_PREFIX = 'resolved/';
+
 export interface StagedBlock {
   block: SignedBlock;
   height: number;
@@ -30,6 +43,7 @@ export class ConflictBook {
   private readonly store: Store;
   private readonly conflicts = new Map<string, Conflict>();
   private readonly staged = new Map<string, StagedBlock>();
+  private readonly resolved = new Map<string, ResolvedConflict>();
 
   constructor(store: Store) {
     this.store = store;
@@ -43,9 +57,29 @@ export class ConflictBook {
   load(): void {
     this.conflicts.clear();
     this.staged.clear();
+    this.resolved.clear();
     for (const { key, value } of this.store.conflicts.getRange()) {
-      const o = JSON.parse(value) as { previous: string; candidates: string[]; detected_at: string };
+      const o = JSON.parse(value) as {
+        previous: string;
+        candidates: string[];
+        detected_at: string;
+        resolved_at?: string;
+        winner?: string | null;
+      };
       const at = key.lastIndexOf(':');
+      if (key.startsWith(RESOLVED_PREFIX)) {
+        const position = key.slice(RESOLVED_PREFIX.length);
+        this.resolved.set(position, {
+          account: position.slice(0, position.lastIndexOf(':')),
+          height: Number(key.slice(at + 1)),
+          previous: o.previous,
+          candidates: new Set(o.candidates),
+          detected_at: BigInt(o.detected_at),
+          resolved_at: BigInt(o.resolved_at ?? '0'),
+          winner: o.winner ?? null,
+        });
+        continue;
+      }
       this.conflicts.set(key, {
         account: key.slice(0, at),
         height: Number(key.slice(at + 1)),
@@ -75,6 +109,12 @@ export class ConflictBook {
     return [...this.conflicts.values()];
   }
 
+  /** Conflicts settled within the last hour (at most RESOLVED_KEEP_MAX), oldest first. */
+  listResolved(): ResolvedConflict[] {
+    const cutoff = nowNs() - RESOLVED_KEEP_NS;
+    return [...this.resolved.values()].filter((r) => r.resolved_at > cutoff);
+  }
+
   stagedBlock(hash: string): StagedBlock | undefined {
     return this.staged.get(hash);
   }
@@ -100,8 +140,11 @@ export class ConflictBook {
     return { conflict, restore: () => void (conflict && this.conflicts.set(key, conflict)) };
   }
 
-  /** Removes a settled conflict and its staged candidates, from memory and (in this write) the store. */
-  drop(account: string, height: number, c: Conflict | undefined): void {
+  /**
+   * Removes a settled conflict and its staged candidates, from memory and (in this write) the store,
+   * and records how it ended: `winner` holds the position, null when the position was undone.
+   */
+  drop(account: string, height: number, c: Conflict | undefined, winner: string | null): void {
     const key = positionKey(account, height);
     for (const h of c?.candidates ?? []) {
       this.staged.delete(h);
@@ -109,6 +152,30 @@ export class ConflictBook {
     }
     this.conflicts.delete(key);
     this.store.conflicts.removeSync(key);
+    if (c) this.remember({ ...c, candidates: new Set(c.candidates), resolved_at: nowNs(), winner });
+  }
+
+  /** Keeps a settled conflict listed, dropping those past the hour or beyond the count. */
+  private remember(r: ResolvedConflict): void {
+    const key = positionKey(r.account, r.height);
+    this.resolved.delete(key);
+    this.resolved.set(key, r);
+    this.store.conflicts.putSync(
+      RESOLVED_PREFIX + key,
+      JSON.stringify({
+        previous: r.previous,
+        candidates: [...r.candidates],
+        detected_at: r.detected_at.toString(),
+        resolved_at: r.resolved_at.toString(),
+        winner: r.winner,
+      }),
+    );
+    const cutoff = r.resolved_at - RESOLVED_KEEP_NS;
+    for (const [k, old] of this.resolved) {
+      if (this.resolved.size <= RESOLVED_KEEP_MAX && old.resolved_at > cutoff) break;
+      this.resolved.delete(k);
+      this.store.conflicts.removeSync(RESOLVED_PREFIX + k);
+    }
   }
 
   /**
@@ -132,7 +199,7 @@ export class ConflictBook {
       const onChain = acct && acct.height >= c.height ? reads.hashAt(c.account, c.height) : undefined;
       const open = acct && acct.final_height < c.height && onChain !== undefined && c.candidates.has(onChain);
       if (open && c.candidates.size > 1) continue;
-      this.drop(c.account, c.height, c);
+      this.drop(c.account, c.height, c, onChain !== undefined && c.candidates.has(onChain) ? onChain : null);
       dropped++;
     }
     return dropped;
@@ -146,4 +213,8 @@ export class ConflictBook {
     };
     this.store.conflicts.putSync(key, JSON.stringify(record));
   }
+}
+
+function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
 }

@@ -18,7 +18,7 @@ import {
   pendingKey,
   seqKey,
 } from './codec.ts';
-import { type Conflict, ConflictBook, type StagedBlock } from './conflict-book.ts';
+import { type Conflict, ConflictBook, type ResolvedConflict, type StagedBlock } from './conflict-book.ts';
 import { GroupCommit, type Outcome } from './group-commit.ts';
 import { LedgerReads } from './reads.ts';
 import { Rollback } from './rollback.ts';
@@ -533,6 +533,11 @@ export class Ledger extends LedgerReads {
     return this.conflictBook.list();
   }
 
+  /** Conflicts settled within the last hour, with their winners (`GET /conflicts`). */
+  listResolvedConflicts(): ResolvedConflict[] {
+    return this.conflictBook.listResolved();
+  }
+
   /** A staged conflict candidate, by hash. */
   stagedBlock(hash: string): StagedBlock | undefined {
     return this.conflictBook.stagedBlock(hash);
@@ -614,7 +619,7 @@ export class Ledger extends LedgerReads {
         throw e;
       }
     }
-    this.conflictBook.drop(account, height, c);
+    this.conflictBook.drop(account, height, c, winner);
     // A cascade may have undone positions where other conflicts were open.
     this.conflictBook.sweep(this);
   }
@@ -770,7 +775,7 @@ export class Ledger extends LedgerReads {
         // A position final with its on-chain block settles any conflict there (the siblings lost)
         // and needs its commit-lock no more.
         const c = this.conflictBook.at(account, h);
-        if (c) this.conflictBook.drop(account, h, c);
+        if (c) this.conflictBook.drop(account, h, c, b.hash);
         this.store.voteLocks.removeSync(`${account}:${b.previous}`);
       }
       advanced.push({ account, from: acct.final_height, to });

@@ -193,7 +193,8 @@ const STRING_AMOUNTS = new Set(['balance', 'amount']);
 
 /**
  * Encodes a block as a JSON-ready object (to be written with stringifyJson, which prints bigint
- * with every digit). Zero and empty optional fields are omitted, as the reference node does.
+ * with every digit). Zero and empty optional fields are omitted, as the reference node does, but
+ * for `pow_nonce` in the node form.
  */
 export function blockToJson(block: Block, form: BlockJsonForm = 'node'): Record<string, unknown> {
   const num = (k: string, v: bigint) => (form === 'node' && STRING_AMOUNTS.has(k) ? v.toString() : v);
@@ -235,10 +236,13 @@ export function blockToJson(block: Block, form: BlockJsonForm = 'node'): Record<
     'signatures',
     'signature',
     'hash',
-    'pow_nonce',
   ] as const) {
     put(k);
   }
+  // The node form always has it, 0 included (issue #14: clients read it unconditionally); the
+  // reference form omits a zero, as the vectors do.
+  if (form === 'node') out.pow_nonce = block.pow_nonce ?? 0n;
+  else put('pow_nonce');
   return out;
 }
 

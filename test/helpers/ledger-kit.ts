@@ -325,3 +325,10 @@ export async function finalFlags(kit: Pick<Kit, 'url'>, address: string): Promis
   const r = await http(kit.url, 'GET', `/accounts/${address}/chain?limit=1000`);
   return (r.body as { finalized: boolean }[]).map((b) => b.finalized);
 }
+
+/** The conflicts still voting (settled ones stay listed an hour as `resolved`); all, or an account's. */
+export async function openConflicts(kit: Kit, account?: string): Promise<Record<string, JsonValue>[]> {
+  const r = await http(kit.url, 'GET', account ? `/conflicts/${account}` : '/conflicts');
+  if (r.status === 404) return [];
+  return (r.body as Record<string, JsonValue>[]).filter((c) => c.status === 'voting');
+}

@@ -78,12 +78,12 @@ describe('HTTP API: blocks', () => {
     const text = stringifyJson(blockToJson(claim, 'node'));
     // Each form is swapped into the otherwise valid body's text, as a client would send it.
     const forms = ['1.0', '1e3', '1E+3', '-0', '1000.0', '"1000.0"', '"1e3"', '"-0"', '"+1000"', '"01000"'];
-    // field, the text it replaces, its replacement (pow_nonce 0 is left out of the body: added).
+    // field, the text it replaces, its replacement (the node form always writes pow_nonce).
     const fields: [string, string, (form: string) => string][] = [
       ['amount', '"amount":"1000"', (f) => `"amount":${f}`],
       ['balance', '"balance":"1000"', (f) => `"balance":${f}`],
       ['timestamp', `"timestamp":${claim.timestamp}`, (f) => `"timestamp":${f}`],
-      ['pow_nonce', '"hash":', (f) => `"pow_nonce":${f},"hash":`],
+      ['pow_nonce', `"pow_nonce":${claim.pow_nonce ?? 0}`, (f) => `"pow_nonce":${f}`],
     ];
     const before = await snapshot(kit);
     for (const [field, original, replacement] of fields) {

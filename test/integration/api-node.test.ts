@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Block } from '../../node-core/protocol/block.ts';
 import { Account, freshSupply, http, type Kit, kitOf, XE } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+import { hexToBytes } from '../../node-core/protocol/hex.ts';
+import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
+import { signDirectoryRegistration } from '../../node-core/protocol/payloads.ts';
 
 /** The node-and-network, accounts, pending, delegation and conflicts endpoints, read through HTTP. */
 describe('HTTP API: node, network, accounts and pending', () => {
@@ -160,6 +163,33 @@ describe('HTTP API: node, network, accounts and pending', () => {
     expect(BigInt(n.total_delegated_weight as string)).toBe(42_000_000n * XE);
   });
 
+  it('GET /node names a peer id with peer-to-peer networking off, and a registration naming it is taken (#14)', async () => {
+    const n = (await http(kit.url, 'GET', '/node')).body as { id: string };
+    // An Ed25519 libp2p peer id, the one the node has once networking is on (p2p.key).
+    expect(n.id).toMatch(/^12D3KooW[1-9A-HJ-NP-Za-km-z]{44}$/);
+    const k = keyPairFromSeed(randomSeed());
+    const reg = signDirectoryRegistration(
+      { account: k.pub_key, node_peer: n.id, timestamp: t.node.now() },
+      hexToBytes(k.seed_hex),
+    );
+    const r = await http(kit.url, 'POST', '/directory/register', reg);
+    expect(r.status, r.text).toBe(200);
+    expect((await http(kit.url, 'GET', `/directory/${k.pub_key}`)).body).toMatchObject({ node_peer: n.id });
+  });
+
+  it('a block answers with pow_nonce always, 0 included (#14)', async () => {
+    // The genesis block has no proof of work: its nonce is 0 and still written.
+    const g = await http(kit.url, 'GET', `/blocks/${genesisHash}`);
+    expect(g.status).toBe(200);
+    expect(g.body).toMatchObject({ pow_nonce: 0 });
+    expect(g.text).toMatch(/"pow_nonce":0[,}]/);
+    const chain = (await http(kit.url, 'GET', `/accounts/${treasury.address}/chain`)).body as Record<
+      string,
+      unknown
+    >[];
+    for (const b of chain) expect(b).toHaveProperty('pow_nonce');
+  });
+
   it('GET /health answers 200 pretty-printed and uncached; GET /ready answers 200 when ready', async () => {
     const h = await http(kit.url, 'GET', '/health');
     expect(h.status).toBe(200);
@@ -219,13 +249,22 @@ describe('HTTP API: node, network, accounts and pending', () => {
   });
 
   it('GET /pending and /pending/{address} list pending sends with string amounts', async () => {
-    const entry = { hash: pendingSend.hash, from: a.address, amount: '20000000', asset: 'XE' };
+    // The contract's fields, plus source and destination, which clients of the protocol read (#14).
+    const entry = {
+      hash: pendingSend.hash,
+      from: a.address,
+      amount: '20000000',
+      asset: 'XE',
+      timestamp: pendingSend.timestamp,
+      source: pendingSend.hash,
+      destination: b.address,
+    };
     const all = await http(kit.url, 'GET', '/pending');
-    expect(all.body).toEqual([{ ...entry, to: b.address, timestamp: pendingSend.timestamp }]);
+    expect(all.body).toEqual([{ ...entry, to: b.address }]);
     const mine = await http(kit.url, 'GET', `/pending/${b.address}`);
     expect(mine.status).toBe(200);
-    expect(mine.body).toEqual([{ ...entry, timestamp: pendingSend.timestamp }]);
-    expect(mine.text).toMatch(/"timestamp":\d+\}/); // a bare integer
+    expect(mine.body).toEqual([entry]);
+    expect(mine.text).toMatch(/"timestamp":\d+,/); // a bare integer
     expect((await http(kit.url, 'GET', `/pending/${a.address}`)).body).toEqual([]);
     expect((await http(kit.url, 'GET', '/pending/nothex')).status).toBe(400);
   });

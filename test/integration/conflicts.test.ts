@@ -8,6 +8,7 @@ import {
   type Kit,
   kitOf,
   nowNs,
+  openConflicts,
   sealed,
   waitFinal,
   XE,
@@ -16,7 +17,7 @@ import type { SignedVote } from '../../node-core/consensus/consensus.ts';
 import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
 import { signVote } from '../../node-core/protocol/vote.ts';
 import { signStateBlock, type StateBlock, stateBlockToJson } from '../../node-core/protocol/statechain.ts';
-import { stringifyJson } from '../../node-core/protocol/json.ts';
+import { type JsonValue, stringifyJson } from '../../node-core/protocol/json.ts';
 import type { NodeOptions } from '../../node-core/node.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 import { restoreFinality, stallFinality } from '../helpers/finality.ts';
@@ -28,6 +29,8 @@ import { restoreFinality, stallFinality } from '../helpers/finality.ts';
  * a conflict whose position a cascade rollback undid is swept instead of wedging the account; and a
  * sibling is staged only if it passes every rule of its type against the parent state.
  */
+type Json = Record<string, JsonValue>;
+
 /**
  * A block of `who` with `fields`, sealed with timestamps t0, t0 + 1, ... until its hash satisfies
  * `ok` (hashes are uniform, so a few tries do): how a test picks which sibling is the lower hash.
@@ -122,11 +125,17 @@ describe('conflicts', () => {
 
     // Quorum returns, and the staged claim (the preference) is swapped in.
     await restoreFinality(kit, x, treasury.address);
-    await waitFor(
-      async () => (await http(kit.url, 'GET', `/conflicts/${y.address}`)).status === 404,
+    // Settled, it stays listed a while as resolved, naming the winner (issue #14).
+    const settled = await waitFor(
+      async () => {
+        const r = (await http(kit.url, 'GET', `/conflicts/${y.address}`)).body as Json[];
+        return r.every((c) => c.status === 'resolved') ? r : undefined;
+      },
       10_000,
       'the conflict to settle',
     );
+    expect(settled).toHaveLength(1);
+    expect(settled![0]).toMatchObject({ status: 'resolved', winner: sibling.hash, account: y.address });
     await waitFinal(kit, y.address, 10_000);
     const chain = (await http(kit.url, 'GET', `/accounts/${y.address}/chain`)).body as {
       hash: string;
@@ -170,7 +179,7 @@ describe('conflicts', () => {
       },
       (h) => h < s1.hash!,
     );
-    expect(((await http(kit.url, 'GET', '/conflicts')).body as unknown[]).length).toBe(2);
+    expect(await openConflicts(kit)).toHaveLength(2);
 
     await restoreFinality(kit, x, treasury.address);
     // What the node holds, for a failure message that says how the elections went.
@@ -182,7 +191,7 @@ describe('conflicts', () => {
         conflicts: (await http(kit.url, 'GET', '/conflicts')).body,
       });
     await waitFor(
-      async () => ((await http(kit.url, 'GET', '/conflicts')).body as unknown[]).length === 0,
+      async () => (await openConflicts(kit)).length === 0,
       10_000,
       'every conflict to settle',
     ).catch(async (e: Error) => {
@@ -191,7 +200,7 @@ describe('conflicts', () => {
     const won = await http(kit.url, 'GET', `/blocks/${aSibling.hash}`);
     expect(won.status, await state()).toBe(200);
     expect((await http(kit.url, 'GET', `/blocks/${r1.hash}`)).status).toBe(404);
-    expect((await http(kit.url, 'GET', `/conflicts/${b.address}`)).status).toBe(404);
+    expect(await openConflicts(kit, b.address)).toEqual([]);
     // b is free again: its claim, submitted anew, is accepted as an ordinary opening block.
     expect((await http(kit.url, 'POST', '/blocks/claim', blockToJson(claimB))).status).toBe(201);
     await waitFinal(kit, b.address, 10_000);
@@ -415,7 +424,7 @@ describe('conflicts', () => {
     expect((await http(kit.url, 'GET', `/blocks/${aS.hash}`)).body).toMatchObject({ finalized: true });
     for (const gone of [s1.hash, rS.hash])
       expect((await http(kit.url, 'GET', `/blocks/${gone}`)).status, gone).toBe(404);
-    expect((await http(kit.url, 'GET', '/conflicts')).body).toEqual([]);
+    expect(await openConflicts(kit)).toEqual([]);
   });
 
   it('a winner by final votes that can no longer be promoted gives way to the block on chain (2.3 point 5, C-12)', async () => {
@@ -463,6 +472,9 @@ describe('conflicts', () => {
     await waitFinal(kit, minter.address, 10_000);
     expect((await http(kit.url, 'GET', `/blocks/${onChain.hash}`)).body).toMatchObject({ finalized: true });
     expect((await http(kit.url, 'GET', `/blocks/${sibling.hash}`)).status).toBe(404);
-    expect((await http(kit.url, 'GET', '/conflicts')).body).toEqual([]);
+    expect(await openConflicts(kit)).toEqual([]);
+    expect((await http(kit.url, 'GET', `/conflicts/${minter.address}`)).body).toMatchObject([
+      { status: 'resolved', winner: onChain.hash },
+    ]);
   });
 });

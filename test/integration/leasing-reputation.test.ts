@@ -15,7 +15,17 @@ import {
   SHORT_WINDOWS,
   SMALL_COST,
 } from '../helpers/lease-kit.ts';
-import { Account, http, type Kit, kitOf, sealed, waitFinal, XE, nowNs } from '../helpers/ledger-kit.ts';
+import {
+  Account,
+  http,
+  type Kit,
+  kitOf,
+  sealed,
+  waitFinal,
+  XE,
+  nowNs,
+  openConflicts,
+} from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
 /**
@@ -211,7 +221,7 @@ describe('reputation', () => {
     await t.node.ledger.resolveConflict(c.address, 2, rival.hash!);
     await restoreFinality(kit, x, treasury.address);
     await waitFor(
-      async () => (await http(kit.url, 'GET', `/conflicts/${c.address}`)).status === 404,
+      async () => (await openConflicts(kit, c.address)).length === 0,
       15_000,
       'the conflict to settle',
     );

@@ -29,6 +29,7 @@ import {
   waitFinal,
   XE,
   nowNs,
+  openConflicts,
 } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
@@ -572,7 +573,7 @@ describe('leasing: rollback', () => {
     await t.node.ledger.resolveConflict(c.address, 2, rival.hash!);
     await restoreFinality(kit, x, treasury.address);
     await waitFor(
-      async () => (await http(kit.url, 'GET', `/conflicts/${c.address}`)).status === 404,
+      async () => (await openConflicts(kit, c.address)).length === 0,
       15_000,
       'the conflict to settle',
     );

@@ -11,6 +11,7 @@ import {
   sealed,
   waitFinal,
   XE,
+  openConflicts,
 } from '../helpers/ledger-kit.ts';
 import { seedOf, startTestNode, type TestNode } from '../helpers/node.ts';
 
@@ -138,7 +139,10 @@ describe('finality', () => {
     expect((await http(kit.url, 'GET', `/blocks/${xOpen.hash}`)).body).toMatchObject({ finalized: true });
     expect((await http(kit.url, 'GET', '/ready')).status).toBe(200);
     // y's receive (the lower hash) won its position by finalizing: the staged sibling is gone.
-    expect((await http(kit.url, 'GET', `/conflicts/${y.address}`)).status).toBe(404);
+    expect(await openConflicts(kit, y.address)).toEqual([]);
+    expect((await http(kit.url, 'GET', `/conflicts/${y.address}`)).body).toMatchObject([
+      { status: 'resolved', winner: yOpen.hash },
+    ]);
     expect((await http(kit.url, 'GET', `/blocks/${sibling.hash}`)).status).toBe(404);
     expect((await http(kit.url, 'GET', `/blocks/${yOpen.hash}`)).body).toMatchObject({ finalized: true });
   });

@@ -1,7 +1,8 @@
 import type { LedgerNode } from '../../node.ts';
 import { formatDifficulty } from '../../protocol/pow.ts';
 import { computeSupply, type SupplyReport } from '../../ledger/supply.ts';
-import type { Conflict } from '../../ledger/conflict-book.ts';
+import type { Conflict, ResolvedConflict } from '../../ledger/conflict-book.ts';
+import type { PendingEntry } from '../../ledger/reads.ts';
 import { hasQuorum } from '../../consensus/weights.ts';
 import { NETCHECK_VERSION, NODE_FEATURES } from '../../net/netcheck.ts';
 import { type Capabilities, repReadiness } from '../../net/rep-readiness.ts';
@@ -41,9 +42,28 @@ function supplyJson(r: SupplyReport) {
   };
 }
 
+/**
+ * A pending send: the contract's fields, plus `source` (the send's hash, the name a receive block
+ * gives it) and `destination`, which clients of the protocol read (issue #14; additive).
+ */
+function pendingJson(p: PendingEntry) {
+  return {
+    hash: p.hash,
+    from: p.from,
+    amount: p.amount.toString(),
+    asset: p.asset,
+    timestamp: p.timestamp,
+    source: p.hash,
+    destination: p.destination,
+  };
+}
+
 export function networkRoutes(node: LedgerNode): RouteDef[] {
-  /** A conflict as the contract shows it: candidates with their votes and weight so far. */
-  const conflictJson = (c: Conflict) => {
+  /**
+   * A conflict as the contract shows it: candidates with their votes and weight so far; a settled
+   * one (kept an hour) is `resolved` with its winner (null: the position itself was undone).
+   */
+  const conflictJson = (c: Conflict | ResolvedConflict) => {
     const w = node.consensus.weights();
     return {
       account: c.account,
@@ -53,10 +73,14 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
         const weight = voters.reduce((sum, rep) => sum + (w.weights.get(rep) ?? 0n), 0n);
         return { hash, votes: voters.length, weight: weight.toString() };
       }),
-      status: 'voting',
       detected_at: c.detected_at,
+      ...('resolved_at' in c
+        ? { status: 'resolved', winner: c.winner, resolved_at: c.resolved_at }
+        : { status: 'voting' }),
     };
   };
+  /** Open conflicts first, then those settled in the last hour. */
+  const allConflicts = () => [...node.ledger.listConflicts(), ...node.ledger.listResolvedConflicts()];
 
   let supplyCache: { at: number; body: ReturnType<typeof supplyJson> } | undefined;
 
@@ -326,12 +350,9 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       async handler(req) {
         const { offset, limit } = page(req.query);
         return node.ledger.listPending(offset, limit).map((p) => ({
-          hash: p.hash,
-          from: p.from,
+          ...pendingJson(p),
+          // Kept from before `destination` was added.
           to: p.destination,
-          amount: p.amount.toString(),
-          asset: p.asset,
-          timestamp: p.timestamp,
         }));
       },
     }),
@@ -343,13 +364,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       schema: { params: addressParams, querystring: pageQuery },
       async handler(req) {
         const { offset, limit } = page(req.query);
-        return node.ledger.pendingFor(lower(req.params.address), offset, limit).map((p) => ({
-          hash: p.hash,
-          from: p.from,
-          amount: p.amount.toString(),
-          asset: p.asset,
-          timestamp: p.timestamp,
-        }));
+        return node.ledger.pendingFor(lower(req.params.address), offset, limit).map(pendingJson);
       },
     }),
     defineRoute<{ query: Page }>({
@@ -386,11 +401,12 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
     defineRoute<{ query: Page }>({
       method: 'GET',
       path: '/conflicts',
-      description: 'open conflicts (two blocks on one chain position) and their candidates',
+      description:
+        'conflicts (two blocks on one chain position) and their candidates: open ones (voting), then those resolved in the last hour with their winner',
       auth: 'none',
       schema: { querystring: pageQuery },
       async handler(req) {
-        return paged(node.ledger.listConflicts(), req.query).map(conflictJson);
+        return paged(allConflicts(), req.query).map(conflictJson);
       },
     }),
     defineRoute<{ params: { account: string } }>({
@@ -401,7 +417,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       schema: { params: { type: 'object', properties: { account: hex64 }, required: ['account'] } },
       async handler(req) {
         const account = lower(req.params.account);
-        const list = node.ledger.listConflicts().filter((c) => c.account === account);
+        const list = allConflicts().filter((c) => c.account === account);
         if (list.length === 0) throw ApiError.notFound('no conflicts for this account');
         return list.map(conflictJson);
       },
