@@ -1,4 +1,4 @@
-import type { ApiError, ApiErrorCode } from './errors.ts';
+import type { ApiError, ApiErrorCode, ErrorBody } from './errors.ts';
 import { DEFAULT_RATES, quotaOf } from './rate-limit.ts';
 import type { RateClass, RateQuota, TakeResult } from './rate-limit.ts';
 import { rateClassOf, toContractPath } from './route-table.ts';
@@ -100,15 +100,19 @@ export interface ProxyErrorBody {
     hint: string;
     docs: string;
     openapi: string;
-    /** Block rejections: whether a retry may succeed (as in the node form). */
-    retryable?: boolean;
   };
 }
 
-/** The contract's error body; the message is the node form's text, the status its status. */
-export function proxyErrorBody(err: ApiError): ProxyErrorBody {
+/**
+ * The proxy form's error body. "Errors that the node itself returns as JSON pass through unchanged"
+ * (contract, proxy form): a refused block reaches the client as the node's `{error, retryable}`
+ * with the same status, so clients branch on `retryable` at the top level as the contract says
+ * (issue #14). Every other error is wrapped: the node form's message and status, the contract's code.
+ */
+export function proxyErrorBody(err: ApiError): ProxyErrorBody | ErrorBody {
+  if (err.retryable !== undefined) return err.toBody();
   const code = proxyErrorCode(err);
-  const body: ProxyErrorBody = {
+  return {
     error: {
       code,
       status: err.status,
@@ -118,8 +122,6 @@ export function proxyErrorBody(err: ApiError): ProxyErrorBody {
       openapi: PROXY_OPENAPI_PATH,
     },
   };
-  if (err.retryable !== undefined) body.error.retryable = err.retryable;
-  return body;
 }
 
 // ---- headers --------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import {
   PROXY_ERROR_CODES,
   PROXY_HINTS,
   proxyErrorBody,
+  type ProxyErrorBody,
   proxyErrorCode,
   proxyMounts,
   nominalRateLimitHeaders,
@@ -81,7 +82,7 @@ describe('proxy errors', () => {
     }
   });
 
-  it('keep the node status and message; a block rejection keeps retryable and picks its code by it', () => {
+  it('keep the node status and message; a block refusal passes through as the node answered it', () => {
     expect(proxyErrorBody(ApiError.notFound('account not found'))).toEqual({
       error: {
         code: 'not_found',
@@ -92,28 +93,22 @@ describe('proxy errors', () => {
         openapi: '/api/v1/openapi.json',
       },
     });
-    const final = proxyErrorBody(ApiError.blockRejected('bad signature', false)).error;
-    expect(final).toMatchObject({
-      code: 'bad_request',
-      status: 400,
-      message: 'block rejected: bad signature',
+    // "Errors that the node itself returns as JSON pass through unchanged" (issue #14).
+    expect(proxyErrorBody(ApiError.blockRejected('bad signature', false))).toEqual({
+      error: 'block rejected: bad signature',
       retryable: false,
     });
-    const later = proxyErrorBody(ApiError.blockRejected('fork in progress', true)).error;
-    expect(later).toMatchObject({
-      code: 'upstream_unavailable',
-      status: 503,
-      message: 'block rejected: fork in progress',
+    expect(proxyErrorBody(ApiError.blockRejected('fork in progress', true))).toEqual({
+      error: 'block rejected: fork in progress',
       retryable: true,
     });
-    // Fields in the contract's order, retryable last.
-    expect(Object.keys(later)).toEqual(['code', 'status', 'message', 'hint', 'docs', 'openapi', 'retryable']);
-    expect(proxyErrorBody(ApiError.internal(new Error('secret'))).error).toMatchObject({
+    const wrapped = (e: ApiError) => (proxyErrorBody(e) as ProxyErrorBody).error;
+    expect(wrapped(ApiError.internal(new Error('secret')))).toMatchObject({
       code: 'upstream_error',
       status: 500,
       message: 'internal error',
     });
-    expect(proxyErrorBody(ApiError.hostNotAllowed()).error).toMatchObject({ code: 'forbidden', status: 403 });
+    expect(wrapped(ApiError.hostNotAllowed())).toMatchObject({ code: 'forbidden', status: 403 });
   });
 });
 
