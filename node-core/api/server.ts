@@ -262,8 +262,10 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     bodyLimit,
     requestTimeout: timeouts.requestTimeout,
     keepAliveTimeout: timeouts.keepAliveTimeout,
-    // HEAD is not part of the contract; a HEAD request gets 405 like any other unlisted method.
-    exposeHeadRoutes: false,
+    // HEAD on every GET route, whoever registers it (the table in both forms, the GUI, the console):
+    // the GET handler runs, its headers go out, its body does not (fastify's HEAD routes share the
+    // GET route's config, so the hooks see the same route and count it once, in its class).
+    exposeHeadRoutes: true,
     // Our Host check answers a missing Host in JSON; Node's own check would send a bare 400.
     http: { requireHostHeader: false, ...timeouts.http },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -353,7 +355,7 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   });
 
   app.setNotFoundHandler(async (request) => {
-    const allow = methodsAt(pathOf(request.url));
+    const allow = allowedMethods(methodsAt(pathOf(request.url)));
     throw allow.length > 0 ? ApiError.methodNotAllowed(allow) : ApiError.notFound();
   });
 
@@ -364,6 +366,24 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     errorLog?.close();
   });
   return app;
+}
+
+/** The Allow header's methods: the table's, and HEAD wherever GET is served. */
+function allowedMethods(methods: readonly string[]): string[] {
+  return methods.includes('GET') ? [...methods, 'HEAD'].sort() : [...methods];
+}
+
+/**
+ * A HEAD request to a route that took over the response (the chat event stream, hijacked): the
+ * stream wrote its status and headers, and would now stay open for events a HEAD answer never
+ * carries. It is ended here, headers only, which also closes the stream (its 'close' handler). An
+ * event the stream writes before that 'close' would be a write after the end, emitted as an error
+ * with no listener (a crash): for a HEAD answer there is nothing to deliver, so it is dropped.
+ */
+function endHeadStream(res: FastifyReply['raw']): void {
+  if (!res.headersSent || res.writableEnded) return;
+  res.on('error', () => undefined);
+  res.end();
 }
 
 function registerRoute(app: FastifyInstance, route: RouteDef): void {
@@ -388,7 +408,10 @@ function registerRoute(app: FastifyInstance, route: RouteDef): void {
       if (route.method === 'POST' && request.body === undefined && route.noBody !== true)
         throw ApiError.invalidBody();
       const result = await route.handler(request as ApiRequest, reply);
-      if (reply.sent) return reply;
+      if (reply.sent) {
+        if (request.method === 'HEAD') endHeadStream(reply.raw);
+        return reply;
+      }
       reply.type(JSON_CONTENT_TYPE);
       return reply.send(result === undefined ? undefined : serializeJson(result, meta.pretty));
     },

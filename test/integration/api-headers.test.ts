@@ -1,8 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../node-core/api/errors.ts';
 import type { RateLimitOptions } from '../../node-core/api/rate-limit.ts';
 import { defineRoutes } from '../../node-core/api/route-table.ts';
 import { createApiServer } from '../../node-core/api/server.ts';
+import { registerUi } from '../../node-core/api/ui-static.ts';
+import { startTestNode, tempDir, type TestNode, waitFor } from '../helpers/node.ts';
+import { parseRawAnswer, rawConnect } from '../helpers/raw-http.ts';
 
 /**
  * Response headers of the API server to the letter of the contract (issue #14): the rate-limit
@@ -154,6 +159,175 @@ describe('RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-1
       }
     } finally {
       await app.close();
+    }
+  });
+});
+
+/**
+ * HEAD on every GET route (issue #14 item 5): the GET answer's status and headers, no body, one
+ * read from the client's read quota; streams answer headers only and end.
+ */
+describe('HEAD on every GET route of a real node', () => {
+  let t: TestNode;
+  let uiDir: string;
+  let port: number;
+
+  beforeAll(async () => {
+    uiDir = tempDir('ledger-ui-head-');
+    mkdirSync(join(uiDir, 'assets'), { recursive: true });
+    writeFileSync(join(uiDir, 'index.html'), '<!doctype html><title>x</title>\n');
+    writeFileSync(join(uiDir, 'assets', 'app-1a2b3c.js'), 'console.log(1);\n');
+    t = await startTestNode({ uiDir, rateLimit: true });
+    port = Number(new URL(t.node.url).port);
+  });
+  afterAll(async () => {
+    await t?.stop();
+    rmSync(uiDir, { recursive: true, force: true });
+  });
+
+  /** One request on its own connection, `Connection: close`: every byte the node sent, once it closed. */
+  async function exchange(method: string, path: string, headers: Record<string, string> = {}) {
+    const { socket, closed } = await rawConnect(port);
+    const lines = [`${method} ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Connection: close'];
+    for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+    socket.write(lines.join('\r\n') + '\r\n\r\n');
+    const timer = setTimeout(() => socket.destroy(), 5000);
+    const { text } = await closed;
+    clearTimeout(timer);
+    const end = text.indexOf('\r\n\r\n');
+    expect(
+      end,
+      `${method} ${path}: no complete header block in ${JSON.stringify(text.slice(0, 200))}`,
+    ).toBeGreaterThan(0);
+    const parsed = parseRawAnswer(text.slice(0, end + 4))!;
+    return { ...parsed, body: text.slice(end + 4) };
+  }
+
+  const HEX = '0'.repeat(64);
+  const concrete = (path: string) =>
+    path.replace(/\{([a-z_]+)\}/g, (_, name: string) =>
+      name === 'key' ? 'sys.faucet' : name === 'index' ? '0' : HEX,
+    );
+
+  it('answers HEAD like GET, without a body, on every GET route of both forms, the GUI and the icon', async () => {
+    const manifest = (await (await fetch(`${t.node.url}/`)).json()) as {
+      endpoints: { method: string; path: string }[];
+    };
+    const gets = [
+      '/',
+      '/openapi.json',
+      ...manifest.endpoints.filter((e) => e.method === 'GET').map((e) => e.path),
+    ];
+    expect(gets.length).toBeGreaterThan(30);
+    const paths = [
+      ...gets.map(concrete),
+      ...gets.map((p) => `/api/v1${p === '/' ? '' : concrete(p)}`),
+      '/api/',
+      '/ui',
+      '/ui/',
+      '/ui/wallet',
+      '/ui/assets/app-1a2b3c.js',
+      '/ui/assets/missing.js',
+    ];
+    const client = { 'x-forwarded-for': '198.51.100.50' };
+    for (const path of paths) {
+      let head = await exchange('HEAD', path, client);
+      let get = await exchange('GET', path, client);
+      // The node's state may change between the two (its certificate appears after start): ask again.
+      if (head.status !== get.status) {
+        head = await exchange('HEAD', path, client);
+        get = await exchange('GET', path, client);
+      }
+      expect(head.status, path).toBe(get.status);
+      expect(head.status, path).not.toBe(405);
+      expect(head.body, path).toBe('');
+      if (get.status < 300 || get.status >= 400) expect(get.body.length, path).toBeGreaterThan(0);
+      for (const h of ['content-type', 'cache-control', 'x-api-version', 'ratelimit-policy', 'location'])
+        expect(head.headers[h], `${path} ${h}`).toBe(get.headers[h]);
+      // Fixed answers: the very length GET sends.
+      if (['/openapi.json', '/api/v1/openapi.json', '/ui/', '/ui/assets/app-1a2b3c.js'].includes(path))
+        expect(head.headers['content-length'], path).toBe(get.headers['content-length']);
+    }
+  });
+
+  it('lists HEAD in Allow wherever GET is served, and refuses it where only POST is', async () => {
+    const wrong = await exchange('POST', '/api/v1/node');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.allow).toBe('GET, HEAD');
+    const post = await exchange('HEAD', '/attestation/request');
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('POST');
+    expect(post.body).toBe('');
+  });
+
+  it('answers HEAD on the chat event stream with its headers only, and ends it', async () => {
+    const admin = `Bearer ${t.node.adminToken!}`;
+    // The stream asks for keep-alive: the HEAD answer must be complete for the connection to serve
+    // the next request, sent on it as soon as the HEAD's headers arrived.
+    const { socket, closed } = await rawConnect(port);
+    let seen = '';
+    socket.on('data', (d: string) => (seen += d));
+    socket.write(`HEAD /chat/events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${admin}\r\n\r\n`);
+    await waitFor(() => seen.includes('\r\n\r\n'), 5000, 'the HEAD answer');
+    socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    const timer = setTimeout(() => socket.destroy(), 5000);
+    const { text } = await closed;
+    clearTimeout(timer);
+    const second = text.indexOf('HTTP/1.1', 1);
+    expect(second, JSON.stringify(text)).toBeGreaterThan(0);
+    const head = parseRawAnswer(text.slice(0, second))!;
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe('text/event-stream');
+    expect(text.slice(0, second).endsWith('\r\n\r\n')).toBe(true); // nothing after the headers
+    expect(parseRawAnswer(text.slice(second))).toMatchObject({ status: 200, json: { status: 'ok' } });
+    // The stream it opened is gone: no subscriber left behind.
+    await waitFor(() => t.node.chatEvents.size === 0, 5000, 'the HEAD stream to close');
+    // Its checks still answer first: without the token, the GET's 401, headers only.
+    const refused = await exchange('HEAD', '/api/v1/chat/events');
+    expect(refused.status).toBe(401);
+    expect(refused.body).toBe('');
+    // A GET is still a live stream.
+    const ctrl = new AbortController();
+    const live = await fetch(`${t.node.url}/chat/events`, {
+      headers: { authorization: admin },
+      signal: ctrl.signal,
+    });
+    expect(live.headers.get('content-type')).toBe('text/event-stream');
+    expect(t.node.chatEvents.size).toBe(1);
+    ctrl.abort();
+    await waitFor(() => t.node.chatEvents.size === 0, 5000, 'the GET stream to close');
+  });
+
+  it('answers HEAD on the VM console (a WebSocket route) with the plain GET answer, headers only', async () => {
+    const head = await exchange('HEAD', `/vms/${HEX}/console`);
+    const get = await exchange('GET', `/vms/${HEX}/console`);
+    expect(get.status).toBe(400);
+    expect(head.status).toBe(400);
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+    expect(head.body).toBe('');
+  });
+});
+
+describe('HEAD in the read quota', () => {
+  it('counts a HEAD once, in the read class, on table routes of both forms and on the GUI', async () => {
+    const uiDir = tempDir('ledger-ui-head-');
+    writeFileSync(join(uiDir, 'index.html'), '<!doctype html><title>x</title>\n');
+    const { app, inject } = server();
+    registerUi(app, uiDir);
+    try {
+      const ratelimit = async (method: 'GET' | 'HEAD', url: string) =>
+        (await inject(method, url)).headers.ratelimit;
+      expect(await ratelimit('HEAD', '/api/v1/thing')).toBe('"read";r=999;t=1');
+      expect(await ratelimit('HEAD', '/api/v1/thing')).toBe('"read";r=998;t=1');
+      expect(await ratelimit('GET', '/api/v1/thing')).toBe('"read";r=997;t=1');
+      expect((await inject('HEAD', '/ui/')).statusCode).toBe(200);
+      expect((await inject('HEAD', '/thing')).statusCode).toBe(200);
+      expect((await inject('HEAD', '/api/v1/missing')).statusCode).toBe(404);
+      expect(await ratelimit('HEAD', '/api/v1/health')).toBe('"probe";r=99;t=1');
+      expect(await ratelimit('HEAD', '/api/v1/thing')).toBe('"read";r=993;t=1');
+    } finally {
+      await app.close();
+      rmSync(uiDir, { recursive: true, force: true });
     }
   });
 });

@@ -333,7 +333,7 @@ describe('HTTP API: node, network, accounts and pending', () => {
     const wrong = await http(kit.url, 'POST', '/node', {});
     expect(wrong.status).toBe(405);
     expect(wrong.body).toEqual({ error: 'method not allowed' });
-    expect(wrong.headers.get('allow')).toBe('GET');
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
     const del = await http(kit.url, 'DELETE', '/supply');
     expect(del.status).toBe(405);
     expect(del.headers.get('content-type')).toMatch(/^application\/json/);

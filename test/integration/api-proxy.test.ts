@@ -216,7 +216,7 @@ describe('HTTP API: proxy form', () => {
       expect(block.message).toBe('block not found');
       const wrong = await http(t.node.url, 'DELETE', '/api/v1/node');
       expectProxyError(wrong, 405, 'method_not_allowed');
-      expect(wrong.headers.get('allow')).toBe('GET');
+      expect(wrong.headers.get('allow')).toBe('GET, HEAD');
       const body = expectProxyError(
         await http(t.node.url, 'POST', '/api/v1/blocks/send', '{"type":'),
         400,

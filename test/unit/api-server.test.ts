@@ -236,17 +236,22 @@ describe('routing', () => {
     expectNodeError(await raw(port, { method: 'POST', path: '/nope', body: '{{{' }), 404, 'not found');
   });
 
-  it('answers a known path with the wrong method with 405 and Allow', async () => {
+  it('answers a known path with the wrong method with 405 and Allow (HEAD wherever GET is)', async () => {
     const { port } = await start();
     const res = await raw(port, { method: 'POST', path: '/health', body: '{}' });
     expectNodeError(res, 405, 'method not allowed');
-    expect(res.headers.allow).toBe('GET');
+    expect(res.headers.allow).toBe('GET, HEAD');
     const del = await raw(port, { method: 'DELETE', path: '/accounts/xe_abcd/balance' });
     expectNodeError(del, 405);
-    expect(del.headers.allow).toBe('GET, POST');
+    expect(del.headers.allow).toBe('GET, HEAD, POST');
     const head = await raw(port, { method: 'HEAD', path: '/health' });
-    expect(head.status).toBe(405);
-    expect((await raw(port, { method: 'POST', path: '/', body: '{}' })).headers.allow).toBe('GET');
+    expect(head.status).toBe(200);
+    expect(head.headers['content-length']).toBe(
+      String(Buffer.byteLength(serializeJson({ status: 'ok' }, true))),
+    );
+    expect(head.text).toBe('');
+    expect((await raw(port, { method: 'HEAD', path: '/echo' })).headers.allow).toBe('POST');
+    expect((await raw(port, { method: 'POST', path: '/', body: '{}' })).headers.allow).toBe('GET, HEAD');
   });
 
   it('validates params and query with messages naming the field', async () => {
