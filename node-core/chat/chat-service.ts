@@ -79,8 +79,12 @@ function int(v: unknown, kind: 'i64' | 'u64', field: string): bigint {
   try {
     return toBigIntField(v, kind, field);
   } catch (e) {
+    // The protocol's message names the field already ("timestamp: expected an integer ...").
     if (e instanceof ProtocolError)
-      throw new ChatSendError('invalid_envelope', `invalid envelope: ${field}: ${e.message}`);
+      throw new ChatSendError(
+        'invalid_envelope',
+        `invalid envelope: ${e.message.startsWith(`${field}:`) ? e.message : `${field}: ${e.message}`}`,
+      );
     throw e;
   }
 }
