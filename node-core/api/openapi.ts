@@ -27,6 +27,8 @@ export interface OpenApiParameter {
 export interface OpenApiOperation {
   operationId: string;
   summary: string;
+  /** Deprecated routes (RouteDef.deprecated); their answers carry Deprecation, Sunset and Link. */
+  deprecated?: true;
   parameters?: OpenApiParameter[];
   requestBody?: { required: boolean; content: { 'application/json': { schema: JsonSchema } } };
   responses: Record<string, unknown>;
@@ -168,6 +170,7 @@ function operationOf(route: RouteDef, form: ApiForm): OpenApiOperation {
   if (body !== undefined)
     op.requestBody = { required: true, content: { 'application/json': { schema: body } } };
   if (route.auth === 'admin') op.security = [{ [BEARER_SCHEME]: [] }];
+  if (route.deprecated !== undefined) op.deprecated = true;
   return op;
 }
 

@@ -66,6 +66,12 @@ export interface RouteDef<T extends RouteTypes = RouteTypes> {
   /** Name of the trailing `*` parameter in the manifest and OpenAPI (default "key"). */
   readonly wildcardName?: string;
   /**
+   * Marks the route deprecated (contract, Versioning 5): `deprecated: true` in the manifest, the
+   * discovery document and the OpenAPI operation, and `Deprecation`, `Sunset` and `Link` headers on
+   * every answer of the route, errors included. Checked when the table is built (defineRoutes).
+   */
+  readonly deprecated?: RouteDeprecation;
+  /**
    * Returns the response body, serialized with stringifyJson (bigint stays exact). Set the status
    * with `reply.code()` (default 200). Throw ApiError for failures. Returning undefined sends no body.
    */
@@ -95,10 +101,70 @@ export interface ProxyForm<T extends RouteTypes = RouteTypes> {
   transform?(body: unknown, req: ApiRequest<T>, reply: FastifyReply): unknown;
 }
 
+/** A deprecated route's dates and documentation. */
+export interface RouteDeprecation {
+  /** When the route was deprecated: a Date, or a date string (ISO 8601 or HTTP-date). */
+  readonly since: Date | string;
+  /** When it goes away: at least MIN_SUNSET_DAYS after `since`. */
+  readonly sunset: Date | string;
+  /** Where the deprecation is documented (what to use instead): an absolute URL or an absolute path. */
+  readonly link: string;
+}
+
+/** The contract: the Sunset date is at least 90 days after the Deprecation date. */
+export const MIN_SUNSET_DAYS = 90;
+const DAY_MS = 86_400_000;
+
+/**
+ * The headers a deprecated route answers with: `Deprecation: @<unix seconds>` (RFC 9745, a
+ * Structured Field Date), `Sunset: <IMF-fixdate>` (RFC 8594) and `Link: <url>; rel="deprecation"`
+ * (RFC 9745). Throws when the dates are not dates, the sunset comes less than MIN_SUNSET_DAYS after
+ * the deprecation, or the link is not a URL or an absolute path that fits in a header.
+ */
+export function deprecationHeaders(d: RouteDeprecation): Readonly<Record<string, string>> {
+  const since = timeOf(d.since, 'deprecation date');
+  const sunset = timeOf(d.sunset, 'sunset date');
+  // Whole seconds, as both headers carry them.
+  const sinceS = Math.floor(since / 1000);
+  const sunsetS = Math.floor(sunset / 1000);
+  if (sunsetS * 1000 < sinceS * 1000 + MIN_SUNSET_DAYS * DAY_MS) {
+    throw new Error(
+      `sunset ${new Date(sunset).toISOString()} is less than ${MIN_SUNSET_DAYS} days after the deprecation date ${new Date(since).toISOString()}`,
+    );
+  }
+  if (typeof d.link !== 'string' || !isLinkTarget(d.link))
+    throw new Error(`deprecation link ${JSON.stringify(d.link)} is not a URL or an absolute path`);
+  return {
+    deprecation: `@${sinceS}`,
+    sunset: new Date(sunsetS * 1000).toUTCString(),
+    link: `<${d.link}>; rel="deprecation"`,
+  };
+}
+
+function timeOf(v: Date | string, what: string): number {
+  const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : NaN;
+  if (!Number.isFinite(ms)) throw new Error(`${what} ${JSON.stringify(v)} is not a date`);
+  return ms;
+}
+
+/** A URI reference a Link header can carry: http(s) URL or absolute path, no spaces, quotes or angle brackets. */
+function isLinkTarget(link: string): boolean {
+  if (!/^[\x21-\x7e]+$/.test(link) || /[<>"]/.test(link)) return false;
+  if (link.startsWith('/')) return !link.startsWith('//');
+  try {
+    const u = new URL(link);
+    return u.protocol === 'https:' || u.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
 export interface ManifestEntry {
   method: HttpMethod;
   path: string;
   description: string;
+  /** Present (true) only on deprecated routes. */
+  deprecated?: true;
 }
 
 /** Types a route's request parts for its handler, then erases them so routes fit in one table. */
@@ -123,6 +189,13 @@ export function defineRoutes(...items: readonly (RouteDef | readonly RouteDef[])
     }
     if (r.auth !== 'none' && r.auth !== 'admin')
       throw new Error(`route ${where}: auth must be none or admin`);
+    if (r.deprecated !== undefined) {
+      try {
+        deprecationHeaders(r.deprecated);
+      } catch (e) {
+        throw new Error(`route ${where}: ${(e as Error).message}`, { cause: e });
+      }
+    }
     // Two paths differing only in parameter names are the same route to the router.
     const shape = `${r.method} ${routeShape(r.path)}`;
     if (seen.has(shape)) throw new Error(`route ${where}: defined twice`);
@@ -210,11 +283,15 @@ export function pathParamNames(path: string): string[] {
 
 /** The manifest entries of `GET /`, in table order. */
 export function buildManifest(routes: readonly RouteDef[]): ManifestEntry[] {
-  return routes.map((r) => ({
-    method: r.method,
-    path: toContractPath(r.path, r.wildcardName),
-    description: r.description,
-  }));
+  return routes.map((r) => {
+    const entry: ManifestEntry = {
+      method: r.method,
+      path: toContractPath(r.path, r.wildcardName),
+      description: r.description,
+    };
+    if (r.deprecated !== undefined) entry.deprecated = true;
+    return entry;
+  });
 }
 
 function pathRegExp(path: string): RegExp {

@@ -20,7 +20,13 @@ import {
 } from './proxy.ts';
 import { clientIp, RateLimiter, rateLimitFields } from './rate-limit.ts';
 import type { RateLimitOptions } from './rate-limit.ts';
-import { buildManifest, createMethodIndex, defineRoutes, rateClassOf } from './route-table.ts';
+import {
+  buildManifest,
+  createMethodIndex,
+  defineRoutes,
+  deprecationHeaders,
+  rateClassOf,
+} from './route-table.ts';
 import type { ApiRequest, AuthMode, RateClass, RouteDef } from './route-table.ts';
 import { absoluteFormAuthority, createSecurity } from './security.ts';
 import type { SecurityOptions } from './security.ts';
@@ -63,6 +69,8 @@ interface RouteMeta {
   readonly rateClass: RateClass;
   readonly pretty: boolean;
   readonly noStore: boolean;
+  /** Deprecation, Sunset and Link, on every answer of a deprecated route (see deprecationHeaders). */
+  readonly deprecation: Readonly<Record<string, string>> | undefined;
 }
 
 function metaOf(request: FastifyRequest): RouteMeta | undefined {
@@ -245,7 +253,10 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     },
   ];
   const proxyRoutes = defineRoutes(proxyBuiltins, opts.routes.map(proxyRouteOf));
-  const endpoints = discoveryEndpoints(proxyRoutes);
+  // The discovery list flags deprecated routes as the manifest and the OpenAPI document do.
+  const endpoints = discoveryEndpoints(proxyRoutes).map((e, i) =>
+    proxyRoutes[i]?.deprecated === undefined ? e : { ...e, deprecated: true },
+  );
   const proxyOpenapi = buildOpenApi(proxyRoutes, { title: info.name, version: info.version }, 'proxy');
 
   // Checked as one table: a node route under /api would clash with the proxy form.
@@ -322,6 +333,9 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     const proxy = isProxyPath(pathOf(request.url));
     if (proxy) reply.headers(API_VERSION_HEADER);
+    const meta = metaOf(request);
+    // A deprecated route says so on every answer, whatever stops the request below.
+    if (meta?.deprecation !== undefined) reply.headers(meta.deprecation);
     if (caps.isRefused(request.socket)) return done(ApiError.tooManyConnections());
     const hostError = security.checkRequestHost(request.raw);
     if (hostError !== undefined) return done(hostError);
@@ -331,7 +345,6 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
       reply.code(204).send(); // answered: the request goes no further
       return undefined;
     }
-    const meta = metaOf(request);
     if (meta?.noStore === true) reply.header('cache-control', 'no-store');
     const rateClass = meta?.rateClass ?? rateClassOf(request.method, pathOf(request.url));
     if (limiter !== undefined) {
@@ -392,6 +405,7 @@ function registerRoute(app: FastifyInstance, route: RouteDef): void {
     rateClass: rateClassOf(route.method, route.path, route.rateClass),
     pretty: route.pretty === true,
     noStore: route.noStore === true,
+    deprecation: route.deprecated === undefined ? undefined : deprecationHeaders(route.deprecated),
   };
   // Only params and query go to fastify's validator; see RouteSchema.body for why bodies do not.
   const schema: Record<string, unknown> = {};
