@@ -23,11 +23,18 @@ export { UI_CONTENT_SECURITY_POLICY };
  * - HTML carries a strict Content-Security-Policy (UI_CONTENT_SECURITY_POLICY).
  * - Before `npm run build:renderer` has run, `/ui/` answers 404 with a JSON error saying so. The
  *   check is made per request: building the GUI while the node runs needs no restart.
+ * - `/favicon.ico` is the GUI's icon (renderer/public/favicon.ico, copied to the build's root), for
+ *   browsers that ask the origin's root for it: a page of the API opened in a browser (`/`, a JSON
+ *   answer) then shows the app's icon instead of logging a 404. The GUI's own page links to
+ *   `/ui/favicon.ico` and `/ui/icon.png` (renderer/index.html).
  */
 
 export const UI_PATH = '/ui/';
 
 export const UI_NOT_BUILT_MESSAGE = 'the GUI is not built: run `npm run build:renderer`, then reload';
+
+/** Where browsers look for a site's icon when a page names none. */
+export const FAVICON_PATH = '/favicon.ico';
 
 /** Vite's output folder for content-hashed files. */
 const ASSETS_DIR = 'assets';
@@ -113,6 +120,12 @@ export function registerUi(app: FastifyInstance, dir: string): void {
     ui.get('/ui', async (request, reply) => {
       const q = request.url.indexOf('?');
       return reply.redirect(UI_PATH + (q < 0 ? '' : request.url.slice(q)), 301);
+    });
+
+    ui.get(FAVICON_PATH, async (_request, reply) => {
+      if (!isFile(indexPath)) throw ApiError.notFound(UI_NOT_BUILT_MESSAGE);
+      if (!isFile(join(root, FAVICON_PATH))) throw ApiError.notFound();
+      return reply.sendFile(FAVICON_PATH);
     });
 
     ui.get('/ui/*', async (request, reply) => {

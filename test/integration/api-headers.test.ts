@@ -1,5 +1,6 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../node-core/api/errors.ts';
 import type { RateLimitOptions } from '../../node-core/api/rate-limit.ts';
@@ -177,6 +178,10 @@ describe('HEAD on every GET route of a real node', () => {
     mkdirSync(join(uiDir, 'assets'), { recursive: true });
     writeFileSync(join(uiDir, 'index.html'), '<!doctype html><title>x</title>\n');
     writeFileSync(join(uiDir, 'assets', 'app-1a2b3c.js'), 'console.log(1);\n');
+    copyFileSync(
+      fileURLToPath(new URL('../../renderer/public/favicon.ico', import.meta.url)),
+      join(uiDir, 'favicon.ico'),
+    );
     t = await startTestNode({ uiDir, rateLimit: true });
     port = Number(new URL(t.node.url).port);
   });
@@ -228,6 +233,8 @@ describe('HEAD on every GET route of a real node', () => {
       '/ui/wallet',
       '/ui/assets/app-1a2b3c.js',
       '/ui/assets/missing.js',
+      '/ui/favicon.ico',
+      '/favicon.ico',
     ];
     const client = { 'x-forwarded-for': '198.51.100.50' };
     for (const path of paths) {
@@ -245,7 +252,15 @@ describe('HEAD on every GET route of a real node', () => {
       for (const h of ['content-type', 'cache-control', 'x-api-version', 'ratelimit-policy', 'location'])
         expect(head.headers[h], `${path} ${h}`).toBe(get.headers[h]);
       // Fixed answers: the very length GET sends.
-      if (['/openapi.json', '/api/v1/openapi.json', '/ui/', '/ui/assets/app-1a2b3c.js'].includes(path))
+      if (
+        [
+          '/openapi.json',
+          '/api/v1/openapi.json',
+          '/ui/',
+          '/ui/assets/app-1a2b3c.js',
+          '/favicon.ico',
+        ].includes(path)
+      )
         expect(head.headers['content-length'], path).toBe(get.headers['content-length']);
     }
   });

@@ -1,4 +1,5 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -233,6 +234,100 @@ describe('the /ui routes behind the server protections', () => {
     } finally {
       await app.close();
       rmSync(uiDir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * The app icon (issue #14 item 10): the real GUI, built by Vite from renderer/ into a temp folder,
+ * links its icon, every icon link resolves, and the origin's `/favicon.ico` is the same icon.
+ */
+describe('the app icon', () => {
+  const repo = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
+  let t: TestNode;
+  let outDir: string;
+
+  beforeAll(async () => {
+    outDir = tempDir('ledger-ui-vite-');
+    execFileSync(
+      process.execPath,
+      [
+        repo('node_modules/vite/bin/vite.js'),
+        'build',
+        '--config',
+        repo('renderer/vite.config.ts'),
+        '--outDir',
+        outDir,
+        '--emptyOutDir',
+        '--logLevel',
+        'error',
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 },
+    );
+    t = await startTestNode({ uiDir: outDir });
+  }, 150_000);
+  afterAll(async () => {
+    await t?.stop();
+    rmSync(outDir, { recursive: true, force: true });
+  });
+
+  /** The ICO's images: each a PNG of build/icons, the app icon drawn by electron/icon.ts. */
+  function icoImages(ico: Buffer): { size: number; png: Buffer }[] {
+    expect([...ico.subarray(0, 4)]).toEqual([0, 0, 1, 0]);
+    return Array.from({ length: ico.readUInt16LE(4) }, (_, i) => {
+      const e = 6 + 16 * i;
+      const size = ico[e] === 0 ? 256 : ico[e]!;
+      const png = ico.subarray(ico.readUInt32LE(e + 12), ico.readUInt32LE(e + 12) + ico.readUInt32LE(e + 8));
+      return { size, png };
+    });
+  }
+
+  it('GET /favicon.ico answers 200 with the app icon as an image', async () => {
+    const r = await fetch(`${t.node.url}/favicon.ico`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^image\//);
+    const ico = Buffer.from(await r.arrayBuffer());
+    expect(ico.equals(readFileSync(repo('renderer/public/favicon.ico')))).toBe(true);
+    const images = icoImages(ico);
+    expect(images.map((i) => i.size)).toEqual([16, 32, 48]);
+    for (const { size, png } of images)
+      expect(png.equals(readFileSync(repo(`build/icons/${size}x${size}.png`))), `${size}`).toBe(true);
+    const head = await fetch(`${t.node.url}/favicon.ico`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(ico.length));
+  });
+
+  it('the built index page links the icon, and every icon link resolves to an image', async () => {
+    const page = await fetch(`${t.node.url}/ui/`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const links = [...html.matchAll(/<link\b[^>]*>/g)]
+      .map((m) => m[0])
+      .filter((tag) => /\brel="(?:icon|shortcut icon|apple-touch-icon)"/.test(tag))
+      .map((tag) => /\bhref="([^"]+)"/.exec(tag)![1]!);
+    expect(links).toContain('/ui/favicon.ico');
+    for (const href of links) {
+      const url = new URL(href, `${t.node.url}/ui/`);
+      expect(url.origin, href).toBe(t.node.url); // the CSP's img-src is 'self'
+      const r = await fetch(url);
+      expect(r.status, href).toBe(200);
+      expect(r.headers.get('content-type'), href).toMatch(/^image\//);
+      expect((await r.arrayBuffer()).byteLength, href).toBeGreaterThan(0);
+    }
+    const png = Buffer.from(await (await fetch(`${t.node.url}/ui/icon.png`)).arrayBuffer());
+    expect(png.equals(readFileSync(repo('build/icons/icon.png')))).toBe(true);
+  });
+
+  it('answers /favicon.ico with the JSON 404 while the GUI is not built', async () => {
+    const dir = tempDir('ledger-ui-none-');
+    const bare = await startTestNode({ uiDir: join(dir, 'dist') });
+    try {
+      const r = await fetch(`${bare.node.url}/favicon.ico`);
+      expect(r.status).toBe(404);
+      expect(await r.json()).toEqual({ error: UI_NOT_BUILT_MESSAGE });
+    } finally {
+      await bare.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
