@@ -25,6 +25,16 @@ export const ERROR_REGISTRY = {
   method_not_allowed: { status: 405, message: 'method not allowed' },
   request_timeout: { status: 408, message: 'request timeout' },
   conflict: { status: 409, message: 'conflict with the current state' },
+  // Idempotency-Key (api/idempotency.ts; D13): the key's first request is still being answered, or
+  // the key was used before for a different request (method, path or body).
+  idempotency_in_progress: {
+    status: 409,
+    message: 'a request with this Idempotency-Key is still in progress; retry once it is answered',
+  },
+  idempotency_mismatch: {
+    status: 422,
+    message: 'Idempotency-Key already used for a different request (method, path or body); use a new key',
+  },
   rate_limited: { status: 429, message: 'rate limit exceeded' },
   headers_too_large: { status: 431, message: 'request headers too large' },
   // 400 when the block itself is wrong; 503 when it may succeed later (see ApiError.blockRejected).
@@ -77,6 +87,14 @@ export class ApiError extends Error {
     this.headers = opts.headers ?? {};
   }
 
+  /**
+   * A submitted block refused, by the ledger's rules (`block_rejected`) or for its shape
+   * (`blockRefused`): the answers the proxy form passes through as the node wrote them.
+   */
+  get isBlockRefusal(): boolean {
+    return this.code === 'block_rejected' || (this.code === 'invalid_body' && this.retryable === false);
+  }
+
   /** The JSON body to send; `retryable` appears only when it was set. */
   toBody(): ErrorBody {
     return this.retryable === undefined
@@ -86,6 +104,14 @@ export class ApiError extends Error {
 
   static badRequest(message: string): ApiError {
     return new ApiError('bad_request', message);
+  }
+
+  /**
+   * A submitted block refused before the ledger's rules, for what it is (its shape, its fields):
+   * 400 with `retryable: false`, as every deterministic refusal of a block answers.
+   */
+  static blockRefused(message: string): ApiError {
+    return new ApiError('invalid_body', message, { retryable: false });
   }
 
   static invalidBody(cause?: unknown): ApiError {

@@ -1,6 +1,4 @@
 import type { ApiError, ApiErrorCode, ErrorBody } from './errors.ts';
-import { DEFAULT_RATES, quotaOf } from './rate-limit.ts';
-import type { RateClass, RateQuota, TakeResult } from './rate-limit.ts';
 import { rateClassOf, toContractPath } from './route-table.ts';
 import type { AuthMode, HttpMethod, RouteDef } from './route-table.ts';
 
@@ -58,6 +56,9 @@ const PROXY_CODE: { readonly [K in ApiErrorCode]: ProxyErrorCode } = {
   request_timeout: 'bad_request',
   // The request is well formed, only not now (a chat retry of a message that has not failed).
   conflict: 'bad_request',
+  // Idempotency-Key: 409 while the key's first request runs, 422 when reused for another request.
+  idempotency_in_progress: 'bad_request',
+  idempotency_mismatch: 'bad_request',
   rate_limited: 'rate_limited',
   headers_too_large: 'bad_request',
   // 400, or 503 when retryable (see proxyErrorCode), as ApiError chooses the status.
@@ -100,6 +101,8 @@ export interface ProxyErrorBody {
     hint: string;
     docs: string;
     openapi: string;
+    /** Whether trying again may succeed, where the node says (a connection over the caps). */
+    retryable?: boolean;
   };
 }
 
@@ -110,9 +113,9 @@ export interface ProxyErrorBody {
  * (issue #14). Every other error is wrapped: the node form's message and status, the contract's code.
  */
 export function proxyErrorBody(err: ApiError): ProxyErrorBody | ErrorBody {
-  if (err.retryable !== undefined) return err.toBody();
+  if (err.isBlockRefusal) return err.toBody();
   const code = proxyErrorCode(err);
-  return {
+  const body: ProxyErrorBody = {
     error: {
       code,
       status: err.status,
@@ -122,39 +125,13 @@ export function proxyErrorBody(err: ApiError): ProxyErrorBody | ErrorBody {
       openapi: PROXY_OPENAPI_PATH,
     },
   };
+  if (err.retryable !== undefined) body.error.retryable = err.retryable;
+  return body;
 }
 
 // ---- headers --------------------------------------------------------------------------------------
 
 export const API_VERSION_HEADER = { 'x-api-version': String(API_VERSION) } as const;
-
-/** `RateLimit-Policy: 1000;w=5`, `RateLimit: limit=1000, remaining=997, reset=1` and the legacy trio. */
-export function rateLimitHeaders(q: RateQuota): Record<string, string> {
-  return {
-    'ratelimit-policy': `${q.limit};w=${q.windowSeconds}`,
-    ratelimit: `limit=${q.limit}, remaining=${q.remaining}, reset=${q.resetSeconds}`,
-    'ratelimit-limit': String(q.limit),
-    'ratelimit-remaining': String(q.remaining),
-    'ratelimit-reset': String(q.resetSeconds),
-  };
-}
-
-/**
- * The `RateLimit*` headers of a request that `taken` was the limiter's answer to. A client refused
- * because too many are tracked has no bucket: it is told it has nothing left either.
- */
-export function rateLimitHeadersAfter(taken: TakeResult): Record<string, string> {
-  return rateLimitHeaders(taken.quota);
-}
-
-/**
- * With rate limits off, the headers still go out (the contract says every proxy response carries
- * them), stating the default quota of a full bucket: a client pacing itself by them stays within
- * what any node would allow, and is never told it has run out.
- */
-export function nominalRateLimitHeaders(cls: RateClass): Record<string, string> {
-  return rateLimitHeaders(quotaOf(DEFAULT_RATES[cls]));
-}
 
 // ---- the proxy table ------------------------------------------------------------------------------
 

@@ -61,6 +61,11 @@ export interface RouteDef<T extends RouteTypes = RouteTypes> {
   readonly pretty?: boolean;
   /** A POST that takes no body (the tunnel): an absent body is no error. */
   readonly noBody?: boolean;
+  /**
+   * A block submission: every 400 it answers, from any layer (an unreadable body included), is a
+   * deterministic refusal and says `retryable: false` (contract; issue #14).
+   */
+  readonly blockSubmission?: boolean;
   /** Send `Cache-Control: no-store` (liveness answers must never come from a cache). */
   readonly noStore?: boolean;
   /** Name of the trailing `*` parameter in the manifest and OpenAPI (default "key"). */

@@ -71,6 +71,7 @@ interface RouteMeta {
   readonly noStore: boolean;
   /** Deprecation, Sunset and Link, on every answer of a deprecated route (see deprecationHeaders). */
   readonly deprecation: Readonly<Record<string, string>> | undefined;
+  readonly blockSubmission: boolean;
 }
 
 function metaOf(request: FastifyRequest): RouteMeta | undefined {
@@ -361,7 +362,10 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   });
 
   app.setErrorHandler((err, request, reply) => {
-    const apiError = toApiError(err);
+    let apiError = toApiError(err);
+    // A block submission's body that could not even be read is refused for good like any other.
+    if (metaOf(request)?.blockSubmission && apiError.status === 400 && apiError.retryable === undefined)
+      apiError = ApiError.blockRefused(apiError.message);
     // The client sees only "internal error"; the cause goes to the log.
     errorLog?.answered(request.log, apiError, request);
     return sendError(request, reply, apiError, metaOf(request)?.pretty === true);
@@ -406,6 +410,7 @@ function registerRoute(app: FastifyInstance, route: RouteDef): void {
     pretty: route.pretty === true,
     noStore: route.noStore === true,
     deprecation: route.deprecated === undefined ? undefined : deprecationHeaders(route.deprecated),
+    blockSubmission: route.blockSubmission === true,
   };
   // Only params and query go to fastify's validator; see RouteSchema.body for why bodies do not.
   const schema: Record<string, unknown> = {};

@@ -62,13 +62,38 @@ describe('HTTP API: blocks', () => {
     expect((r.body as { type: string }).type).toBe('claim');
   });
 
+  it('answers every deterministic refusal of a block {error, retryable: false} with 400, whatever layer finds it (#14)', async () => {
+    const a = new Account(kit);
+    await a.claim(10n * XE);
+    const b = new Account(kit);
+    const before = await snapshot(kit);
+    const send = a.sendBlock(b.address, XE);
+    const json = (blk: Block) => blockToJson(blk, 'node') as Record<string, unknown>;
+    const cases: [string, string, unknown][] = [
+      ['memo over 64 bytes', 'send', { ...json(send), memo: 'm'.repeat(65) }],
+      ['memo on a claim', 'claim', { ...json(a.claimBlock(XE)), memo: 'hello' }],
+      ['type mismatch', 'send', json(a.claimBlock(XE))],
+      ['schema: balance missing', 'send', { ...json(send), balance: undefined }],
+      ['schema: wrong type', 'send', { ...json(send), destination: 42 }],
+      ['not JSON', 'send', '{"type": "send",'],
+      ['not an object', 'send', '[1, 2]'],
+      ['bad signature', 'send', { ...json(send), signature: 'ab'.repeat(64) }],
+    ];
+    for (const [what, type, body] of cases) {
+      const r = await http(kit.url, 'POST', `/blocks/${type}`, body);
+      expect({ what, status: r.status }).toEqual({ what, status: 400 });
+      expect(r.body, what).toEqual({ error: expect.any(String), retryable: false });
+    }
+    expect(await snapshot(kit)).toEqual(before);
+  });
+
   it('refuses a body whose type differs from the path (400 "block type mismatch")', async () => {
     const a = new Account(kit);
     const claim = a.claimBlock(XE);
     const before = await snapshot(kit);
     const r = await submit(kit, claim, 'send');
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ error: 'block type mismatch' });
+    expect(r.body).toEqual({ error: 'block type mismatch', retryable: false });
     expect(await snapshot(kit)).toEqual(before);
   });
 
@@ -106,15 +131,14 @@ describe('HTTP API: blocks', () => {
     expect((await submit(kit, claim)).status).toBe(201);
   });
 
-  it('refuses unreadable bodies with 400 JSON errors', async () => {
-    // A body that is no block at all has no retryable flag; a block with a malformed field is a
-    // deterministic rejection (retryable: false).
+  it('refuses unreadable bodies with 400 JSON errors, retryable false', async () => {
+    // Whatever layer finds it (the body parser included), a refused block is final (#14).
     const cases: [unknown, string | RegExp, boolean?][] = [
-      ['{"type": "claim",', 'invalid request body'],
-      ['[1, 2]', 'invalid request body: a block must be a JSON object'],
-      ['"claim"', 'invalid request body: a block must be a JSON object'],
+      ['{"type": "claim",', 'invalid request body', false],
+      ['[1, 2]', 'invalid request body: a block must be a JSON object', false],
+      ['"claim"', 'invalid request body: a block must be a JSON object', false],
       [{ type: 'claim' }, /^invalid request body: /, false],
-      ['{"balance": 1e400}', 'invalid request body'],
+      ['{"balance": 1e400}', 'invalid request body', false],
     ];
     for (const [body, error, retryable] of cases) {
       const r = await http(kit.url, 'POST', '/blocks/claim', body);
@@ -125,7 +149,7 @@ describe('HTTP API: blocks', () => {
     }
     const empty = await http(kit.url, 'POST', '/blocks/claim', '');
     expect(empty.status).toBe(400);
-    expect(empty.body).toEqual({ error: 'invalid request body' });
+    expect(empty.body).toEqual({ error: 'invalid request body', retryable: false });
   });
 
   it('GET /blocks/{hash}: 404 "block not found" for an unknown hash, 400 for a malformed one', async () => {

@@ -218,11 +218,15 @@ describe('HTTP API: proxy form', () => {
       expectProxyError(wrong, 405, 'method_not_allowed');
       expect(wrong.headers.get('allow')).toBe('GET, HEAD');
       const body = expectProxyError(
-        await http(t.node.url, 'POST', '/api/v1/blocks/send', '{"type":'),
+        await http(t.node.url, 'POST', '/api/v1/directory/register', '{"account":'),
         400,
         'bad_request',
       );
       expect(body.message).toBe('invalid request body');
+      // A block's unreadable body is a refused block: it passes through as the node answers it.
+      const refused = await http(t.node.url, 'POST', '/api/v1/blocks/send', '{"type":');
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({ error: 'invalid request body', retryable: false });
       const admin = await http(t.node.url, 'POST', '/api/v1/lease/request', '{}');
       expectProxyError(admin, 401, 'unauthorized');
     });

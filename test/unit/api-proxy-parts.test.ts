@@ -13,12 +13,9 @@ import {
   type ProxyErrorBody,
   proxyErrorCode,
   proxyMounts,
-  nominalRateLimitHeaders,
   proxyRouteOf,
-  rateLimitHeaders,
-  rateLimitHeadersAfter,
 } from '../../node-core/api/proxy.ts';
-import { DEFAULT_RATES, quotaOf, RateLimiter } from '../../node-core/api/rate-limit.ts';
+import { DEFAULT_RATES, quotaOf, RateLimiter, rateLimitFields } from '../../node-core/api/rate-limit.ts';
 import { defineRoute, defineRoutes } from '../../node-core/api/route-table.ts';
 import type { ApiRequest, RouteDef } from '../../node-core/api/route-table.ts';
 
@@ -62,6 +59,8 @@ describe('proxy errors', () => {
       method_not_allowed: 'method_not_allowed',
       request_timeout: 'bad_request',
       conflict: 'bad_request',
+      idempotency_in_progress: 'bad_request',
+      idempotency_mismatch: 'bad_request',
       rate_limited: 'rate_limited',
       headers_too_large: 'bad_request',
       block_rejected: 'bad_request',
@@ -118,16 +117,18 @@ describe('rate-limit headers', () => {
     for (const l of limiters.splice(0)) l.close();
   });
 
-  it('state the contract policies for the default classes', () => {
-    expect(rateLimitHeaders(quotaOf(DEFAULT_RATES.read))).toEqual({
-      'ratelimit-policy': '1000;w=5',
-      ratelimit: 'limit=1000, remaining=1000, reset=0',
+  it('state a named policy per class (draft-ietf-httpapi-ratelimit-headers-11) and the legacy trio', () => {
+    const full = (cls: 'read' | 'write' | 'probe') =>
+      rateLimitFields(cls, { ok: true, quota: quotaOf(DEFAULT_RATES[cls]) });
+    expect(full('read')).toEqual({
+      'ratelimit-policy': '"read";q=1000;w=5',
+      ratelimit: '"read";r=1000;t=0',
       'ratelimit-limit': '1000',
       'ratelimit-remaining': '1000',
       'ratelimit-reset': '0',
     });
-    expect(rateLimitHeaders(quotaOf(DEFAULT_RATES.write))['ratelimit-policy']).toBe('50;w=5');
-    expect(rateLimitHeaders(quotaOf(DEFAULT_RATES.probe))['ratelimit-policy']).toBe('100;w=5');
+    expect(full('write')['ratelimit-policy']).toBe('"write";q=50;w=5');
+    expect(full('probe')['ratelimit-policy']).toBe('"probe";q=100;w=5');
   });
 
   it('follow the bucket: remaining whole tokens, seconds until full again', () => {
@@ -142,20 +143,22 @@ describe('rate-limit headers', () => {
     expect(l.take('a', 'write').ok).toBe(false);
     now += 150; // 1.5 tokens at 10/s
     expect(l.quota('a', 'write')).toMatchObject({ remaining: 1, resetSeconds: 5 });
-    expect(rateLimitHeaders(l.quota('a', 'write')).ratelimit).toBe('limit=50, remaining=1, reset=5');
+    expect(rateLimitFields('write', { ok: true, quota: l.quota('a', 'write') }).ratelimit).toBe(
+      '"write";r=1;t=5',
+    );
   });
 
-  it('tell a refused client it has nothing left, and state a full default quota when limits are off', () => {
+  it('tell a refused client it has nothing left, and when to come back (t equals Retry-After)', () => {
     const l = new RateLimiter({ now: () => 0, maxClients: 1 });
     limiters.push(l);
     const first = l.take('a', 'read');
-    expect(rateLimitHeadersAfter(first).ratelimit).toBe('limit=1000, remaining=999, reset=1');
+    expect(rateLimitFields('read', first).ratelimit).toBe('"read";r=999;t=1');
     const refused = l.take('b', 'read'); // a newcomer beyond maxClients
     expect(refused.ok).toBe(false);
-    const headers = rateLimitHeadersAfter(refused);
+    const headers = rateLimitFields('read', refused);
     expect(headers['ratelimit-remaining']).toBe('0');
     expect(Number(headers['ratelimit-reset'])).toBeGreaterThanOrEqual(1);
-    expect(nominalRateLimitHeaders('write')).toEqual(rateLimitHeaders(quotaOf(DEFAULT_RATES.write)));
+    expect(headers.ratelimit).toBe(`"read";r=0;t=${refused.ok ? -1 : refused.retryAfterSeconds}`);
   });
 
   it('report the quota as the take left it, however long the answer takes to be written', () => {
@@ -164,7 +167,7 @@ describe('rate-limit headers', () => {
     limiters.push(l);
     const taken = l.take('a', 'read');
     now += 50; // the event loop was busy: 10 tokens refilled since
-    expect(rateLimitHeadersAfter(taken)['ratelimit-remaining']).toBe('999');
+    expect(rateLimitFields('read', taken)['ratelimit-remaining']).toBe('999');
   });
 
   it('are read without spending or tracking anything', () => {

@@ -237,16 +237,16 @@ describe('proxy form: errors', () => {
     expect((await raw(port, '/statechain/kv/%zz')).json).toEqual({ error: 'malformed URL' });
   });
 
-  it('wraps block rejections with the node status and message, keeping retryable', async () => {
+  it('passes block refusals through as the node answers them, status and {error, retryable} (#14)', async () => {
     const port = await start();
     const final = await raw(port, '/api/v1/blocks/send', { method: 'POST', body: '{}' });
-    expectProxyError(final, 400, 'bad_request', 'block rejected: bad signature');
-    expect((final.json as { error: { retryable?: boolean } }).error.retryable).toBe(false);
+    expect(final.status).toBe(400);
+    expect(final.json).toEqual({ error: 'block rejected: bad signature', retryable: false });
     const later = await raw(port, '/api/blocks/send', { method: 'POST', body: '{"retry":true}' });
-    expectProxyError(later, 503, 'upstream_unavailable', 'block rejected: bad signature');
-    expect((later.json as { error: { retryable?: boolean } }).error.retryable).toBe(true);
-    const ordinary = await raw(port, '/api/v1/nope');
-    expect('retryable' in (ordinary.json as { error: object }).error).toBe(false);
+    expect(later.status).toBe(503);
+    expect(later.json).toEqual({ error: 'block rejected: bad signature', retryable: true });
+    // Everything else keeps the wrapped shape.
+    expectProxyError(await raw(port, '/api/v1/nope'), 404, 'not_found', 'not found');
   });
 
   it('wraps auth and Host refusals', async () => {

@@ -76,23 +76,23 @@ function submitRoute(node: LedgerNode, type: BlockType): RouteDef {
         ? 'submit a signed lease_renew block: an extension of this node (decisions D7), not in the reference node'
         : `submit a signed ${type} block with its proof of work`,
     auth: 'none',
+    blockSubmission: true,
     schema: { body: blockSchema, response: { 201: blockSchema, 400: errorSchema, 503: errorSchema } },
     async handler(req, reply) {
       const body = req.body;
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        throw ApiError.badRequest('invalid request body: a block must be a JSON object');
-      }
+      // Every deterministic refusal of a block says so (contract: 400 with retryable false, issue
+      // #14), whichever check finds it; a transient one is 503 with retryable true.
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw ApiError.blockRefused('invalid request body: a block must be a JSON object');
       const declared = (body as Record<string, unknown>).type;
-      if (declared !== undefined && declared !== type) throw ApiError.badRequest('block type mismatch');
+      if (declared !== undefined && declared !== type) throw ApiError.blockRefused('block type mismatch');
       let block;
       try {
         block = decodeBlock({ ...(body as Record<string, unknown>), type });
       } catch (e) {
         // A malformed field is deterministic: the same body will never be accepted (contract: 400
         // with retryable false).
-        if (e instanceof ProtocolError) {
-          throw new ApiError('invalid_body', `invalid request body: ${e.message}`, { retryable: false });
-        }
+        if (e instanceof ProtocolError) throw ApiError.blockRefused(`invalid request body: ${e.message}`);
         throw e;
       }
       try {
