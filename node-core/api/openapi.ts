@@ -61,6 +61,22 @@ const ERROR_SCHEMA: JsonSchema = {
   },
 };
 
+/**
+ * A refused block in the proxy form: the node's own answer, passed through unchanged (contract,
+ * proxy form: errors the node returns as JSON pass through), so clients branch on `retryable`.
+ */
+const BLOCK_REFUSAL_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['error', 'retryable'],
+  properties: {
+    error: { type: 'string', description: 'why the block was refused' },
+    retryable: {
+      type: 'boolean',
+      description: 'false: the block will never be taken; true (503): retry later',
+    },
+  },
+};
+
 /** The contract's proxy error body (Errors, proxy form). */
 export const PROXY_ERROR_SCHEMA: JsonSchema = {
   type: 'object',
@@ -76,7 +92,10 @@ export const PROXY_ERROR_SCHEMA: JsonSchema = {
         hint: { type: 'string', description: 'what to do next' },
         docs: { type: 'string', description: 'link to the discovery document' },
         openapi: { type: 'string', description: 'link to this document' },
-        retryable: { type: 'boolean', description: 'block rejections only: whether a retry may succeed' },
+        retryable: {
+          type: 'boolean',
+          description: 'whether a retry may succeed, where the node says (a connection over its caps)',
+        },
         upstream: { type: 'object', description: 'present when the node answered with a non-JSON error' },
       },
     },
@@ -150,7 +169,7 @@ export function buildOpenApi(
     servers: [{ url: PROXY_BASE, description: `proxy form, API version ${API_VERSION}` }],
     paths,
     components: {
-      schemas: { Error: PROXY_ERROR_SCHEMA },
+      schemas: { Error: PROXY_ERROR_SCHEMA, BlockRefusal: BLOCK_REFUSAL_SCHEMA },
       responses: { Error: errorResponse('proxy', 'error (proxy form)') },
       securitySchemes: { [BEARER_SCHEME]: { type: 'http', scheme: 'bearer' } },
       headers: PROXY_HEADERS,
@@ -229,9 +248,16 @@ function responsesOf(route: RouteDef, form: ApiForm): Record<string, unknown> {
   const declared = route.schema?.response ?? {};
   for (const [status, schema] of Object.entries(declared)) {
     const description = STATUS_CODES[Number(status)] ?? 'response';
-    // Routes declare their errors in the node form; the proxy form wraps every error its own way.
-    responses[status] =
-      form === 'proxy' && Number(status) >= 400
+    // Routes declare their errors in the node form; the proxy form wraps every error its own way,
+    // but for a refused block, which passes through as the node answers it.
+    const refusal =
+      form === 'proxy' && route.blockSubmission === true && (status === '400' || status === '503');
+    responses[status] = refusal
+      ? withHeaders(form, {
+          description,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/BlockRefusal' } } },
+        })
+      : form === 'proxy' && Number(status) >= 400
         ? { $ref: '#/components/responses/Error' }
         : withHeaders(form, { description, content: { 'application/json': { schema } } });
   }

@@ -298,6 +298,13 @@ describe('HTTP API: proxy form', () => {
       expect(doc.components.schemas.Error).toMatchObject({
         properties: { error: { type: 'object' } },
       });
+      // A refused block passes through as the node answers it, and is documented so (#14).
+      const send = doc.paths['/blocks/send']!.post!;
+      for (const status of ['400', '503'])
+        expect(send.responses[status]?.content?.['application/json']?.schema).toEqual({
+          $ref: '#/components/schemas/BlockRefusal',
+        });
+      expect(doc.components.schemas.BlockRefusal).toMatchObject({ required: ['error', 'retryable'] });
       // The node form's document stays at the root, without the proxy paths.
       const nodeDoc = (await get('/openapi.json')).body as { paths: Record<string, unknown> };
       expect(Object.keys(nodeDoc.paths).filter((p) => p.startsWith('/api'))).toEqual([]);
