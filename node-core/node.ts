@@ -628,6 +628,7 @@ export class LedgerNode {
       rateLimit: this.opts.rateLimit === false ? false : {},
       connections: this.opts.apiConnections,
       security: { bindAddress: host, corsOrigins, adminToken: this.adminToken },
+      agent: { store: this.store },
       info: { name: 'ledger-node', version: NODE_VERSION },
       manifestExtra: () => ({
         network_id: this.statechain.networkId,

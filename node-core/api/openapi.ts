@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { IDEMPOTENCY_KEY_PARAMETER, takesIdempotencyKey } from './idempotency.ts';
 import { API_VERSION, PROXY_BASE, PROXY_ERROR_CODES } from './proxy.ts';
 import { pathParamNames, toContractPath } from './route-table.ts';
 import type { JsonSchema, RouteDef } from './route-table.ts';
@@ -18,7 +19,7 @@ export interface OpenApiInfo {
 
 export interface OpenApiParameter {
   name: string;
-  in: 'path' | 'query';
+  in: 'path' | 'query' | 'header';
   required: boolean;
   description?: string;
   schema: JsonSchema;
@@ -144,12 +145,14 @@ export function buildOpenApi(
   routes: readonly RouteDef[],
   info: OpenApiInfo,
   form: ApiForm = 'node',
+  /** The server honours Idempotency-Key (idempotency.ts): document it on the routes that take it. */
+  idempotencyKeys = false,
 ): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   for (const route of routes) {
     const path = toContractPath(route.path, route.wildcardName);
     const ops = (paths[path] ??= {});
-    ops[route.method.toLowerCase()] = operationOf(route, form);
+    ops[route.method.toLowerCase()] = operationOf(route, form, idempotencyKeys);
   }
   if (form === 'node') {
     return {
@@ -177,13 +180,19 @@ export function buildOpenApi(
   };
 }
 
-function operationOf(route: RouteDef, form: ApiForm): OpenApiOperation {
+function operationOf(route: RouteDef, form: ApiForm, idempotencyKeys: boolean): OpenApiOperation {
   const op: OpenApiOperation = {
     operationId: operationId(route),
     summary: route.description,
     responses: responsesOf(route, form),
   };
   const parameters = [...pathParameters(route), ...queryParameters(route.schema?.querystring)];
+  // Idempotency-Key (idempotency.ts): 409 while the key's first request runs, 422 for another request.
+  if (idempotencyKeys && takesIdempotencyKey(route.method, route.path)) {
+    parameters.push({ ...IDEMPOTENCY_KEY_PARAMETER });
+    op.responses['409'] ??= errorResponse(form, 'the first request with this Idempotency-Key still runs');
+    op.responses['422'] ??= errorResponse(form, 'Idempotency-Key already used for a different request');
+  }
   if (parameters.length > 0) op.parameters = parameters;
   const body = route.schema?.body;
   if (body !== undefined)

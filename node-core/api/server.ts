@@ -8,6 +8,8 @@ import { ConnectionCaps, resolveConnectionLimits, serverTimeouts } from './conne
 import type { ConnectionLimitOptions } from './connection-limits.ts';
 import { ErrorLog } from './error-log.ts';
 import { ApiError, toApiError } from './errors.ts';
+import { installAgentHooks, withIdempotencyKeys } from './idempotency.ts';
+import type { AgentApiOptions } from './idempotency.ts';
 import { buildOpenApi } from './openapi.ts';
 import {
   API_VERSION_HEADER,
@@ -55,6 +57,8 @@ export interface ApiServerOptions {
   info?: { name: string; version: string };
   /** More fields for the `GET /` manifest (network id, address...), computed per request. */
   manifestExtra?: () => Record<string, unknown>;
+  /** Where Idempotency-Key answers and the agent audit log are kept (idempotency.ts); none: neither. */
+  agent?: AgentApiOptions;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -208,7 +212,8 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   const connectionLimits = resolveConnectionLimits(opts.connections);
   const timeouts = serverTimeouts(connectionLimits);
 
-  const manifest = buildManifest(opts.routes);
+  const keyed = opts.agent !== undefined; // Idempotency-Key honoured: the documents say so
+  const manifest = withIdempotencyKeys(buildManifest(opts.routes), keyed ? opts.routes : []);
   const builtins: RouteDef[] = [
     {
       method: 'GET',
@@ -233,7 +238,7 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   ];
   // Re-checked here even if the caller used defineRoutes: also catches a clash with the built-ins.
   const nodeRoutes = defineRoutes(builtins, opts.routes);
-  const openapi = buildOpenApi(nodeRoutes, { title: info.name, version: info.version });
+  const openapi = buildOpenApi(nodeRoutes, { title: info.name, version: info.version }, 'node', keyed);
 
   // The proxy form: the same table with each route's proxy adaptation, paths relative to the base.
   const proxyBuiltins: RouteDef[] = [
@@ -255,10 +260,13 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   ];
   const proxyRoutes = defineRoutes(proxyBuiltins, opts.routes.map(proxyRouteOf));
   // The discovery list flags deprecated routes as the manifest and the OpenAPI document do.
-  const endpoints = discoveryEndpoints(proxyRoutes).map((e, i) =>
-    proxyRoutes[i]?.deprecated === undefined ? e : { ...e, deprecated: true },
+  const endpoints = withIdempotencyKeys(
+    discoveryEndpoints(proxyRoutes).map((e, i) =>
+      proxyRoutes[i]?.deprecated === undefined ? e : { ...e, deprecated: true },
+    ),
+    keyed ? proxyRoutes : [],
   );
-  const proxyOpenapi = buildOpenApi(proxyRoutes, { title: info.name, version: info.version }, 'proxy');
+  const proxyOpenapi = buildOpenApi(proxyRoutes, { title: info.name, version: info.version }, 'proxy', keyed);
 
   // Checked as one table: a node route under /api would clash with the proxy form.
   const allRoutes = defineRoutes(nodeRoutes, proxyRoutes.flatMap(proxyMounts));
@@ -376,6 +384,9 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     throw allow.length > 0 ? ApiError.methodNotAllowed(allow) : ApiError.notFound();
   });
 
+  // Idempotency-Key on mutating routes and the X-Source: agent audit log (preHandler and onSend hooks).
+  if (opts.agent !== undefined)
+    installAgentHooks(app, opts.agent, (auth) => security.checkAdmin(auth) === undefined);
   for (const route of allRoutes) registerRoute(app, route);
 
   app.addHook('onClose', async () => {

@@ -97,6 +97,13 @@ export class Store {
   readonly chatDelivery: Database<string, string>;
   /** lease hash (64 hex) -> the node account's hold on it (leasing/consumer/hold.ts), JSON */
   readonly leaseHolds: Database<string, string>;
+  /**
+   * Idempotency-Key records of the HTTP API (api/idempotency.ts): SHA-256 hex of the client scope and
+   * the key -> `<created ms>` newline the first answer's JSON (fingerprint, status, headers, body)
+   */
+  readonly idempotency: Database<string, string>;
+  /** The agent audit log (api/audit-log.ts): `<time ns, 20 digits>` -> entry JSON, oldest first */
+  readonly agentAudit: Database<string, string>;
 
   private constructor(root: RootDatabase) {
     this.root = root;
@@ -129,6 +136,8 @@ export class Store {
     this.chatSeq = text<string>('chat_seq');
     this.chatDelivery = text<string>('chat_delivery');
     this.leaseHolds = text<string>('lease_holds');
+    this.idempotency = text<string>('idempotency');
+    this.agentAudit = text<string>('agent_audit');
   }
 
   static open(opts: StoreOptions): Store {

@@ -95,7 +95,11 @@ describe('HTTP API: node, network, accounts and pending', () => {
     expect(listed).toEqual(expect.arrayContaining(EXPECTED_ROUTES));
     expect(new Set(listed).size).toBe(listed.length);
     for (const e of m.endpoints) {
-      expect(Object.keys(e).sort()).toEqual(['description', 'method', 'path']);
+      // Mutating routes say they take an Idempotency-Key (api/idempotency.ts); the tunnel streams.
+      const keyed = e.method === 'POST' && e.path !== '/tunnel/{lease}/tcp';
+      expect(Object.keys(e).sort()).toEqual(
+        keyed ? ['description', 'idempotency_key', 'method', 'path'] : ['description', 'method', 'path'],
+      );
       expect(e.description!.trim().length).toBeGreaterThan(5);
     }
     // The node makes its own performance certificate shortly after start (reference 4.7).
@@ -107,8 +111,11 @@ describe('HTTP API: node, network, accounts and pending', () => {
     // Every listed GET without parameters really answers (no 404/405).
     for (const e of m.endpoints.filter((x) => x.method === 'GET' && !x.path!.includes('{'))) {
       const res = await http(kit.url, 'GET', e.path!);
-      // Chat reads need an account and its ownership proof (or the admin token): 400 or 401 bare.
-      const needsProof = ['/chat/messages', '/chat/contacts', '/chat/events'].includes(e.path!);
+      // Chat reads need an account and its ownership proof (or the admin token): 400 or 401 bare;
+      // the agent audit log needs the admin token.
+      const needsProof = ['/chat/messages', '/chat/contacts', '/chat/events', '/agent/audit'].includes(
+        e.path!,
+      );
       expect(needsProof ? [400, 401] : [200, 503], `${e.path} ${res.status}`).toContain(res.status);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     }

@@ -263,6 +263,7 @@ describe('HTTP API: proxy form', () => {
         '/lease/request',
         '/lease/{hash}/renew',
         '/lease/{hash}/hold',
+        '/agent/audit',
       ]);
       expect((await get('/api')).body).toEqual(r.body);
     });
