@@ -344,8 +344,8 @@ function keptHeaders(reply: FastifyReply): Record<string, string> {
 /**
  * Idempotency keys on the table's mutating routes and the agent audit log, as fastify hooks:
  * preHandler (after the body is read; checks the key, replays or marks it in flight), onSend (keeps
- * the first answer and writes the audit entry, both durably, before the answer goes out), and the
- * response's close (frees a key and audits a call whose answer was a stream). Only routes of the
+ * the first answer and frees the key, writes the audit entry, both durably, before the answer goes
+ * out), and the response's close (audits a call whose answer was a stream). Only routes of the
  * table are concerned (their fastify config carries `api`).
  */
 export function installAgentHooks(
@@ -397,9 +397,10 @@ export function installAgentHooks(
       takesIdempotencyKey(request.method, request.routeOptions.url ?? '');
     if (!agent && !keyed) return done();
     const st = stateOf(request);
-    // The answer may never pass onSend (a hijacked stream, a lost socket): free the key, audit the call.
+    // A stream's answer (hijacked) never passes onSend: its call is audited when it ends. A key is not
+    // freed here: a client gone while its request runs must not let a retry run it twice (onSend
+    // frees it; a request that never gets there frees it after STALE_IN_FLIGHT_MS).
     reply.raw.once('close', () => {
-      if (st.pending !== undefined) idempotency.release(st.pending.key);
       if (agent && st.audited !== true) {
         st.audited = true;
         audit.append(auditEntry(request, reply.raw.statusCode, undefined)).catch((e: unknown) => {

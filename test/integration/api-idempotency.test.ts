@@ -287,9 +287,9 @@ describe('Idempotency-Key hooks on an API server of test routes', () => {
     expect(calls).toBe(3);
   });
 
-  it('answers 409 while the first request runs, then replays it; GET ignores the key', async () => {
+  it('answers 409 while the first request runs (also once its client gave up), then replays it; GET ignores the key', async () => {
     let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
+    const gates = [new Promise<void>((r) => (release = r))];
     let runs = 0;
     const routes: RouteDef[] = [
       defineRoute({
@@ -298,8 +298,7 @@ describe('Idempotency-Key hooks on an API server of test routes', () => {
         description: 'waits for the test',
         auth: 'none',
         async handler(_req, reply) {
-          runs++;
-          await gate;
+          await gates[runs++];
           reply.header('location', '/slow/1');
           reply.code(201);
           return { runs };
@@ -329,9 +328,35 @@ describe('Idempotency-Key hooks on an API server of test routes', () => {
     expect(replay.headers.get('location')).toBe('/slow/1');
     expect(replay.text).toBe(done.text);
     expect(runs).toBe(1);
+    // A client that gives up while its request runs, and retries: still one run.
+    let release2!: () => void;
+    const gate2 = new Promise<void>((r) => (release2 = r));
+    gates.push(gate2);
+    const ac = new AbortController();
+    const abandoned = fetch(`${base}/slow`, {
+      method: 'POST',
+      body: '{"b":2}',
+      headers: { [KEY]: 'gone' },
+      signal: ac.signal,
+    }).catch(() => 'aborted');
+    await new Promise((r) => setTimeout(r, 50));
+    ac.abort();
+    expect(await abandoned).toBe('aborted');
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await http(base, 'POST', '/slow', '{"b":2}', { [KEY]: 'gone' })).status).toBe(409);
+    release2();
+    let retried = await http(base, 'POST', '/slow', '{"b":2}', { [KEY]: 'gone' });
+    for (let i = 0; i < 50 && retried.status === 409; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      retried = await http(base, 'POST', '/slow', '{"b":2}', { [KEY]: 'gone' });
+    }
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get(REPLAYED)).toBe('true');
+    expect(retried.body).toEqual({ runs: 2 });
+    expect(runs).toBe(2);
     // A key on a read changes nothing (reads are idempotent by nature).
     const read = await http(base, 'GET', '/count', undefined, { [KEY]: 'k' });
     expect(read.headers.get(REPLAYED)).toBeNull();
-    expect(read.body).toEqual({ runs: 1 });
+    expect(read.body).toEqual({ runs: 2 });
   });
 });
