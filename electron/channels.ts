@@ -16,6 +16,8 @@ export const CHANNELS = {
   keysGet: 'ledger-desktop:keys-get',
   keysDelete: 'ledger-desktop:keys-delete',
   appInfo: 'ledger-desktop:app-info',
+  /** The unread chat count, shown on the tray and the dock/taskbar badge. */
+  trayUnread: 'ledger-desktop:tray-unread',
 } as const;
 
 export type Channels = typeof CHANNELS;
@@ -52,6 +54,7 @@ export const BRIDGE_METHOD_CHANNELS: { readonly [M in BridgeMethod]: Channel } =
   'keys.get': CHANNELS.keysGet,
   'keys.delete': CHANNELS.keysDelete,
   'app.info': CHANNELS.appInfo,
+  'tray.setUnread': CHANNELS.trayUnread,
 };
 
 /** An error as it crosses IPC: Electron would keep only the message of a thrown Error. */

@@ -28,6 +28,8 @@ export interface BridgeServices {
     delete(name: string): Promise<void>;
   };
   appInfo(): DesktopAppInfo;
+  /** The unread chat count for the tray and badge. */
+  setUnread(count: number): void;
   isTrustedSender(event: IpcMainInvokeEvent): boolean;
 }
 
@@ -61,6 +63,11 @@ export function bridgeHandlers(s: BridgeServices): { readonly [C in InvokeChanne
     [CHANNELS.keysGet]: async (_event, name) => s.keys.get(str(name, 'name')),
     [CHANNELS.keysDelete]: async (_event, name) => s.keys.delete(str(name, 'name')),
     [CHANNELS.appInfo]: async () => s.appInfo(),
+    [CHANNELS.trayUnread]: async (_event, count) => {
+      if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > 1_000_000)
+        throw new TypeError('count must be a whole number from 0');
+      s.setUnread(count);
+    },
   };
 }
 

@@ -162,6 +162,11 @@ function run(): void {
           dataDir: n.dataDir,
           adminTokenFile: n.adminTokenFile ?? null,
         }),
+        setUnread: (count) => {
+          tray?.setUnread(count);
+          // The dock (macOS) or launcher (Unity) badge; a no-op where the desktop has none.
+          app.setBadgeCount(count);
+        },
         isTrustedSender: (event) => {
           try {
             const url = event.senderFrame?.url;

@@ -38,6 +38,7 @@ const CHANNELS: Channels = {
   keysGet: 'ledger-desktop:keys-get',
   keysDelete: 'ledger-desktop:keys-delete',
   appInfo: 'ledger-desktop:app-info',
+  trayUnread: 'ledger-desktop:tray-unread',
 };
 
 const GLOBAL_NAME: typeof BRIDGE_GLOBAL = 'ledgerDesktop';
@@ -102,6 +103,12 @@ const bridge: DesktopBridge = {
   },
   app: {
     info: () => call<DesktopAppInfo>(CHANNELS.appInfo),
+  },
+  tray: {
+    setUnread(count) {
+      // Fire and forget: a badge that fails to update is not worth an error in the page.
+      void call<void>(CHANNELS.trayUnread, Number(count)).catch(() => undefined);
+    },
   },
 };
 

@@ -21,6 +21,12 @@ export type TrayState =
 const count = (n: number, one: string, many: string): string =>
   `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
+/** The tray's chat line: "3 unread messages", or nothing when there are none. */
+export function unreadLine(count: number): string {
+  if (count <= 0) return '';
+  return count === 1 ? '1 unread message' : `${count} unread messages`;
+}
+
 export function statusLine(state: TrayState): string {
   switch (state.kind) {
     case 'starting':

@@ -1,7 +1,7 @@
 import { Menu, nativeImage, Tray } from 'electron';
 import type { NativeImage } from 'electron';
 import { iconPng } from './icon.ts';
-import { fetchNodeStatus, statusLine, trayColor, type TrayState } from './tray-status.ts';
+import { fetchNodeStatus, statusLine, trayColor, type TrayState, unreadLine } from './tray-status.ts';
 
 /**
  * The tray icon: its colour and first menu line show the node's state (network, blocks, peers,
@@ -26,6 +26,7 @@ export class StatusTray {
   readonly #opts: StatusTrayOptions;
   readonly #timer: ReturnType<typeof setInterval>;
   #state: TrayState = { kind: 'starting' };
+  #unread = 0;
   #colorKey = '';
   #destroyed = false;
 
@@ -48,6 +49,13 @@ export class StatusTray {
     if (this.#state.kind !== 'stopping') this.set(next);
   }
 
+  /** Unread chat messages, in the tooltip and the menu (0 hides the line). */
+  setUnread(count: number): void {
+    if (count === this.#unread) return;
+    this.#unread = count;
+    this.#render();
+  }
+
   set(state: TrayState): void {
     this.#state = state;
     this.#render();
@@ -61,11 +69,13 @@ export class StatusTray {
       this.#tray.setImage(trayIcon(this.#state));
       this.#colorKey = colorKey;
     }
-    this.#tray.setToolTip(`Ledger Node Desktop: ${line}`);
+    const unread = unreadLine(this.#unread);
+    this.#tray.setToolTip(`Ledger Node Desktop: ${line}${unread ? `; ${unread}` : ''}`);
     // Linux needs the whole menu set again for a label to change.
     this.#tray.setContextMenu(
       Menu.buildFromTemplate([
         { label: line, enabled: false },
+        ...(unread ? [{ label: unread, click: () => this.#opts.onShow() }] : []),
         { type: 'separator' },
         { label: 'Show window', click: () => this.#opts.onShow() },
         { label: 'Quit', click: () => this.#opts.onQuit() },

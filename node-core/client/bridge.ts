@@ -48,6 +48,8 @@ export interface DesktopBridge {
   pow: DesktopPow;
   keys: DesktopKeyStorage;
   app: { info(): Promise<DesktopAppInfo> };
+  /** The tray's (and the dock or taskbar badge's) unread chat count. */
+  tray: { setUnread(count: number): void };
 }
 
 /** Name of the global the preload defines. */

@@ -21,10 +21,13 @@ import { groupedUnits } from './components/common.tsx';
 const ExplorerPage = lazy(() => import('./pages/Explorer.tsx'));
 const SettingsPage = lazy(() => import('./pages/Settings.tsx'));
 const LeasingPage = lazy(() => import('./pages/Leasing.tsx'));
+const ChatPage = lazy(() => import('./pages/Chat.tsx'));
+// Chat in the background: directory registration, the accounts' event streams, unread counts.
+const ChatRunner = lazy(() => import('./chat/ChatRunner.tsx').then((m) => ({ default: m.ChatRunner })));
 // Hold renewals and lease alerts: loaded after the first screen.
 const HoldRunner = lazy(() => import('./leasing/HoldRunner.tsx').then((m) => ({ default: m.HoldRunner })));
 
-const PAGES = ['wallet', 'contacts', 'leasing', 'explorer', 'settings'];
+const PAGES = ['wallet', 'contacts', 'chat', 'leasing', 'explorer', 'settings'];
 
 export function App() {
   const ks = useKeystore();
@@ -53,6 +56,7 @@ export function App() {
   else if (ks.status === 'locked') content = <Unlock />;
   else if (page === 'contacts') content = <ContactsPage />;
   else if (page === 'leasing') content = <LeasingPage route={route} />;
+  else if (page === 'chat') content = <ChatPage route={route} />;
   else if (page === 'explorer') content = <ExplorerPage route={route} />;
   else if (page === 'settings') content = <SettingsPage />;
   else content = <WalletPage route={route} />;
@@ -69,6 +73,7 @@ export function App() {
       {unlocked && (
         <Suspense fallback={null}>
           <HoldRunner accounts={ks.accounts} />
+          <ChatRunner accounts={ks.accounts} />
         </Suspense>
       )}
     </div>

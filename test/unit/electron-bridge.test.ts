@@ -33,6 +33,7 @@ const EXPECTED_CHANNELS = [
   'ledger-desktop:keys-get',
   'ledger-desktop:keys-delete',
   'ledger-desktop:app-info',
+  'ledger-desktop:tray-unread',
 ];
 
 const EXPECTED_METHODS = [
@@ -44,6 +45,7 @@ const EXPECTED_METHODS = [
   'keys.get',
   'keys.delete',
   'app.info',
+  'tray.setUnread',
 ];
 
 describe('the bridge channel list', () => {
@@ -99,6 +101,7 @@ interface Harness {
     { resolve(n: string): void; progress(p: PowProgress): void; reject(e: Error): void }
   >;
   cancelled: string[];
+  unread: number[];
   keys: Map<string, string>;
   encryption: boolean;
 }
@@ -111,6 +114,7 @@ function loadPreload(): Harness {
     senderFrameUrl: 'http://127.0.0.1:8080/ui/',
     pendingSolves: new Map(),
     cancelled: [],
+    unread: [],
     keys: new Map(),
     encryption: true,
   } as unknown as Harness;
@@ -147,6 +151,7 @@ function loadPreload(): Harness {
       dataDir: '/data/node',
       adminTokenFile: '/data/node/admin-token',
     }),
+    setUnread: (count) => h.unread.push(count),
     isTrustedSender: (event) => event.senderFrame?.url.startsWith('http://127.0.0.1:8080/') === true,
   };
   h.services = services;
@@ -262,6 +267,16 @@ describe('the preload bridge', () => {
     expect(h.invoked).toEqual([BRIDGE_METHOD_CHANNELS['pow.solve']]);
     h.pendingSolves.get('job-2')!.resolve('42');
     await expect(solving).resolves.toBe('42');
+  });
+
+  it('hands the unread chat count to the tray, refusing what is not a count', async () => {
+    h.bridge.tray.setUnread(3);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(h.unread).toEqual([3]);
+    h.bridge.tray.setUnread(-1); // refused in main, silently for the page (a badge is not worth an error)
+    h.bridge.tray.setUnread(1.5);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(h.unread).toEqual([3]);
   });
 
   it('round-trips keys and app info', async () => {

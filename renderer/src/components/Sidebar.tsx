@@ -1,4 +1,5 @@
 import { Fragment } from 'react';
+import { safeUnread, useChatState } from '../chat/state.ts';
 import { keystore, useKeystore } from '../keystore/index.ts';
 import { href } from '../router.ts';
 
@@ -6,15 +7,18 @@ import { href } from '../router.ts';
 const PAGES = [
   { id: 'wallet', label: 'Wallet' },
   { id: 'contacts', label: 'Address book' },
+  { id: 'chat', label: 'Chat' },
   { id: 'leasing', label: 'Leasing' },
   { id: 'explorer', label: 'Explorer' },
   { id: 'settings', label: 'Settings' },
 ] as const;
 
-const COMING = ['Chat', 'Node'] as const;
+const COMING = ['Node'] as const;
 
 export function Sidebar({ active }: { active: string }) {
   const ks = useKeystore();
+  const chat = useChatState();
+  const unread = ks.accounts.reduce((n, a) => n + safeUnread(chat, a.address), 0);
   return (
     <nav className="sidebar" aria-label="Main">
       <div className="brand">Ledger Node</div>
@@ -27,6 +31,11 @@ export function Sidebar({ active }: { active: string }) {
             data-testid={`nav-${p.id}`}
           >
             {p.label}
+            {p.id === 'chat' && unread > 0 && (
+              <span className="badge" data-testid="nav-chat-unread" aria-label={`${unread} unread`}>
+                {unread}
+              </span>
+            )}
           </a>
           {/* The provider's side of leasing, right under Leasing (not under the page below it). */}
           {p.id === 'leasing' && (

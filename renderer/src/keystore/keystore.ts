@@ -12,7 +12,13 @@ import {
   signMarketplaceMessage,
   type UnsignedMarketplace,
 } from '../../../node-core/protocol/marketplace.ts';
-import { signLeaseAccess } from '../../../node-core/protocol/payloads.ts';
+import {
+  type ChatEnvelope,
+  signChatEnvelope,
+  signChatReadAuth,
+  signDirectoryRegistration,
+  signLeaseAccess,
+} from '../../../node-core/protocol/payloads.ts';
 import { type DeriveKey, deriveKey } from './kdf.ts';
 import {
   type KdfParams,
@@ -339,6 +345,36 @@ export class Keystore {
     if (!seed)
       throw this.unlocked ? new Error('That account is not in the keystore.') : new KeystoreLockedError();
     return bytesToHex(publicKeyFromSeed(seed));
+  }
+
+  /** Signs a chat envelope sent from one of the accounts (its key is `from`; protocol.md 8.1). */
+  signChat(address: string, env: ChatEnvelope): ChatEnvelope & { signature: string } {
+    const seed = this.seedOf(address);
+    if (env.from !== bytesToHex(publicKeyFromSeed(seed)))
+      throw new Error('The message names another sender.');
+    this.touch();
+    return signChatEnvelope(env, seed);
+  }
+
+  /** The ownership proof's signature over a chat read challenge (protocol.md 8.2). */
+  signChatReadAuth(address: string, challenge: string): string {
+    return signChatReadAuth(challenge, this.seedOf(address));
+  }
+
+  /** A directory registration of one of the accounts with the node `nodePeer`. */
+  signRegistration(address: string, nodePeer: string, timestamp: bigint) {
+    const seed = this.seedOf(address);
+    return signDirectoryRegistration(
+      { account: bytesToHex(publicKeyFromSeed(seed)), node_peer: nodePeer, timestamp },
+      seed,
+    );
+  }
+
+  private seedOf(address: string): Uint8Array {
+    const seed = this.unlocked?.entries.find((e) => e.address === address)?.seed;
+    if (!seed)
+      throw this.unlocked ? new Error('That account is not in the keystore.') : new KeystoreLockedError();
+    return seed;
   }
 
   /** Signs a marketplace lease request (reference-behavior.md 4.9) with one of the accounts. */

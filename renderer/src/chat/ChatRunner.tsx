@@ -1,0 +1,61 @@
+import { useEffect } from 'react';
+import { addressFromPublicKey } from '../../../node-core/protocol/keys.ts';
+import { desktopBridge } from '../bridge.ts';
+import type { AccountInfo } from '../keystore/index.ts';
+import { navigate } from '../router.ts';
+import { contacts } from '../settings.ts';
+import { short } from '../components/common.tsx';
+import { notifyIncoming } from './notify.ts';
+import { followAccount, REGISTER_EVERY_MS, registerAccounts } from './service.ts';
+import { chatState, safeUnread, useChatState } from './state.ts';
+
+/**
+ * Runs while the keystore is unlocked: registers the accounts in the directory and renews them
+ * before the TTL, follows each account's event stream, notifies incoming messages, and puts the
+ * unread count on the tray (desktop app) and in the page title.
+ */
+export function ChatRunner({ accounts }: { accounts: readonly AccountInfo[] }) {
+  const addresses = accounts.map((a) => a.address).join(',');
+
+  useEffect(() => {
+    const list = addresses.split(',').filter((a) => a !== '');
+    let timer: ReturnType<typeof setTimeout>;
+    let stopped = false;
+    const run = () => {
+      registerAccounts(list).then(
+        () => !stopped && (timer = setTimeout(run, REGISTER_EVERY_MS)),
+        // The node may be starting, or away: try again soon rather than in 20 minutes.
+        () => !stopped && (timer = setTimeout(run, 30_000)),
+      );
+    };
+    run();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [addresses]);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    for (const address of addresses.split(',').filter((a) => a !== '')) {
+      void followAccount(address, ctl.signal, (m) => {
+        const from = addressFromPublicKey(m.from);
+        const name = contacts.get().find((c) => c.address === from)?.name ?? short(from);
+        notifyIncoming(`Message from ${name}`, m.message, () => navigate('chat', address, m.from));
+      });
+    }
+    return () => {
+      ctl.abort();
+      chatState().clear();
+    };
+  }, [addresses]);
+
+  const state = useChatState();
+  const unread = accounts.reduce((n, a) => n + safeUnread(state, a.address), 0);
+  useEffect(() => {
+    desktopBridge()?.tray.setUnread(unread);
+    const base = document.title.replace(/^\(\d+\) /, '');
+    document.title = unread > 0 ? `(${unread}) ${base}` : base;
+  }, [unread]);
+  return null;
+}
