@@ -195,7 +195,8 @@ describe('HTTP API: browser-facing protections', () => {
     expect(pad(MiB + 1).length).toBe(MiB + 1);
     const over = await http(kit.url, 'POST', '/blocks/claim', pad(MiB + 1));
     expect(over.status).toBe(400);
-    expect(over.body).toEqual({ error: 'invalid request body' });
+    // A block's body, so the refusal is final (retryable false, issue #14).
+    expect(over.body).toEqual({ error: 'invalid request body', retryable: false });
     // Just under the cap the body is read and decoded: the error now names a missing field.
     const under = await http(kit.url, 'POST', '/blocks/claim', pad(MiB - 100));
     expect(under.status).toBe(400);
@@ -208,7 +209,11 @@ describe('HTTP API: browser-facing protections', () => {
       body: pad(2 * MiB),
     });
     expect(chunked.status).toBe(400);
-    expect(JSON.parse(chunked.text)).toEqual({ error: 'invalid request body' });
+    expect(JSON.parse(chunked.text)).toEqual({ error: 'invalid request body', retryable: false });
+    // Another route's oversize body keeps the plain error.
+    const other = await http(kit.url, 'POST', '/directory/register', pad(MiB + 1));
+    expect(other.status).toBe(400);
+    expect(other.body).toEqual({ error: 'invalid request body' });
     expect((await http(kit.url, 'GET', '/health')).status).toBe(200);
   });
 });
