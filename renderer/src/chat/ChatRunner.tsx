@@ -6,7 +6,8 @@ import { navigate } from '../router.ts';
 import { contacts } from '../settings.ts';
 import { short } from '../components/common.tsx';
 import { notifyIncoming } from './notify.ts';
-import { followAccount, REGISTER_EVERY_MS, registerAccounts } from './service.ts';
+import { keepRegistered } from './registration.ts';
+import { followAccount, registerAccounts } from './service.ts';
 import { chatState, safeUnread, useChatState } from './state.ts';
 
 /**
@@ -19,20 +20,7 @@ export function ChatRunner({ accounts }: { accounts: readonly AccountInfo[] }) {
 
   useEffect(() => {
     const list = addresses.split(',').filter((a) => a !== '');
-    let timer: ReturnType<typeof setTimeout>;
-    let stopped = false;
-    const run = () => {
-      registerAccounts(list).then(
-        () => !stopped && (timer = setTimeout(run, REGISTER_EVERY_MS)),
-        // The node may be starting, or away: try again soon rather than in 20 minutes.
-        () => !stopped && (timer = setTimeout(run, 30_000)),
-      );
-    };
-    run();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
+    return keepRegistered(() => registerAccounts(list));
   }, [addresses]);
 
   useEffect(() => {

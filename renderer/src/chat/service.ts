@@ -12,9 +12,6 @@ import { chatState, type UiMessage } from './state.ts';
  * registration that makes an account reachable (renewed before its 30-minute TTL runs out).
  */
 
-/** Renewed well before the directory's 30-minute TTL (reference-behavior.md 7.2: 20 min). */
-export const REGISTER_EVERY_MS = 20 * 60_000;
-
 let chatApiInstance: ChatApi | undefined;
 export function chatApi(): ChatApi {
   chatApiInstance ??= new ChatApi(api());
