@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { IDEMPOTENCY_KEY_PARAMETER, takesIdempotencyKey } from './idempotency.ts';
 import { API_VERSION, PROXY_BASE, PROXY_ERROR_CODES } from './proxy.ts';
 import { pathParamNames, toContractPath } from './route-table.ts';
+import { TELL_USER_FIELD, TELL_USER_SCHEMA, tellsUser } from './tell-user.ts';
 import type { JsonSchema, RouteDef } from './route-table.ts';
 
 /**
@@ -252,11 +253,44 @@ function queryParameters(schema: JsonSchema | undefined): OpenApiParameter[] {
   );
 }
 
+/**
+ * A successful answer's schema in the proxy form of a mutating route: with `tell_user` (tell-user.ts),
+ * added to an object schema, else alongside it (the field is added to JSON object answers only).
+ */
+function withTellUser(schema: JsonSchema): JsonSchema {
+  if (schema.type === 'object') {
+    const required = Array.isArray(schema.required) ? (schema.required as unknown[]) : [];
+    return {
+      ...schema,
+      properties: { ...(schema.properties as JsonSchema | undefined), [TELL_USER_FIELD]: TELL_USER_SCHEMA },
+      required: [...required, TELL_USER_FIELD],
+    };
+  }
+  return {
+    anyOf: [
+      {
+        allOf: [
+          schema,
+          {
+            type: 'object',
+            properties: { [TELL_USER_FIELD]: TELL_USER_SCHEMA },
+            required: [TELL_USER_FIELD],
+          },
+        ],
+      },
+      { ...schema, not: { type: 'object' } },
+    ],
+  };
+}
+
 function responsesOf(route: RouteDef, form: ApiForm): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   const declared = route.schema?.response ?? {};
-  for (const [status, schema] of Object.entries(declared)) {
+  const tells = form === 'proxy' && tellsUser(route);
+  for (const [status, declaredSchema] of Object.entries(declared)) {
     const description = STATUS_CODES[Number(status)] ?? 'response';
+    const ok = Number(status) >= 200 && Number(status) < 300;
+    const schema = tells && ok ? withTellUser(declaredSchema) : declaredSchema;
     // Routes declare their errors in the node form; the proxy form wraps every error its own way,
     // but for a refused block, which passes through as the node answers it.
     const refusal =
@@ -273,7 +307,7 @@ function responsesOf(route: RouteDef, form: ApiForm): Record<string, unknown> {
   if (Object.keys(responses).length === 0) {
     responses['200'] = withHeaders(form, {
       description: 'OK',
-      content: { 'application/json': { schema: {} } },
+      content: { 'application/json': { schema: tells ? withTellUser({}) : {} } },
     });
   }
   if (route.auth === 'admin') {

@@ -1,6 +1,7 @@
 import type { ApiError, ApiErrorCode, ErrorBody } from './errors.ts';
 import { rateClassOf, toContractPath } from './route-table.ts';
-import type { AuthMode, HttpMethod, RouteDef } from './route-table.ts';
+import type { ApiRequest, AuthMode, HttpMethod, RouteDef } from './route-table.ts';
+import { genericTellUser, oneLine, TELL_USER_FIELD, tellsUser, tellUserOf } from './tell-user.ts';
 
 /**
  * The proxy form of the API (decisions D11): the node's own route table served again under
@@ -143,22 +144,65 @@ export const API_VERSION_HEADER = { 'x-api-version': String(API_VERSION) } as co
 export function proxyRouteOf(route: RouteDef): RouteDef {
   const { proxy, ...nodeForm } = route;
   const rateClass = rateClassOf(route.method, route.path, route.rateClass);
-  if (proxy === undefined) return { ...nodeForm, rateClass };
+  const adapted: RouteDef =
+    proxy === undefined
+      ? { ...nodeForm, rateClass }
+      : {
+          ...nodeForm,
+          rateClass,
+          description: proxy.description ?? route.description,
+          schema: { ...route.schema, ...proxy.schema },
+          handler: proxyHandler(route),
+        };
+  return tellsUser(route) ? { ...adapted, handler: withTellUser(adapted) } : adapted;
+}
+
+/** The route's answer in the proxy form: its proxy handler or the node's, then its transform. */
+function proxyHandler(route: RouteDef): RouteDef['handler'] {
+  const proxy = route.proxy;
   const answer: RouteDef['handler'] = (req, reply) =>
-    proxy.handler === undefined ? route.handler(req, reply) : proxy.handler(req, reply);
-  const transform = proxy.transform;
-  return {
-    ...nodeForm,
-    rateClass,
-    description: proxy.description ?? route.description,
-    schema: { ...route.schema, ...proxy.schema },
-    handler:
-      transform === undefined
-        ? answer
-        : async (req, reply) => {
-            const body = await answer(req, reply);
-            return reply.sent ? body : transform(body, req, reply);
-          },
+    proxy?.handler === undefined ? route.handler(req, reply) : proxy.handler(req, reply);
+  const transform = proxy?.transform;
+  if (transform === undefined) return answer;
+  return async (req, reply) => {
+    const body = await answer(req, reply);
+    return reply.sent ? body : transform(body, req, reply);
+  };
+}
+
+function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+}
+
+/**
+ * A mutating route's handler with `tell_user` (contract, Announced agent verbs; decisions D13): every
+ * 2xx JSON object it answers gains the route's one-line summary (RouteDef.tellUser), or a generic one.
+ * Errors are thrown, never summarised; an answer the handler sent itself (a stream) is left alone.
+ * The call has happened by then: a summary that fails gives the generic line, never an error.
+ */
+function withTellUser(route: RouteDef): RouteDef['handler'] {
+  const tell = tellUserOf(route);
+  const generic = (status: number) => genericTellUser(route.description, status);
+  return async (req, reply) => {
+    let before: unknown;
+    try {
+      before = tell?.before?.(req);
+    } catch (e) {
+      req.log.warn({ err: e }, 'tell_user: state before the call not read');
+    }
+    const body = await route.handler(req, reply);
+    const status = reply.statusCode;
+    if (reply.sent || !isJsonObject(body) || status < 200 || status >= 300) return body;
+    let line: string;
+    try {
+      line =
+        tell === undefined ? generic(status) : oneLine(tell.text(body, req as ApiRequest, reply, before));
+    } catch (e) {
+      req.log.warn({ err: e }, 'tell_user: summary failed, generic line used');
+      line = generic(status);
+    }
+    if (line === '') line = generic(status);
+    return { ...body, [TELL_USER_FIELD]: line };
   };
 }
 
@@ -185,6 +229,8 @@ export interface DiscoveryEndpoint {
   path: string;
   description: string;
   auth: AuthClass;
+  /** Its successful answers carry `tell_user`, a one-line summary (mutating routes; tell-user.ts). */
+  tell_user?: true;
 }
 
 export interface DiscoveryDocument {
@@ -223,6 +269,7 @@ export function discoveryEndpoints(routes: readonly RouteDef[]): DiscoveryEndpoi
     path: toContractPath(r.path, r.wildcardName),
     description: r.description,
     auth: r.auth,
+    ...(tellsUser(r) ? { tell_user: true as const } : {}),
   }));
 }
 

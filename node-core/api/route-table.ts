@@ -86,6 +86,34 @@ export interface RouteDef<T extends RouteTypes = RouteTypes> {
    * Without it the route is served there as is; the proxy's error wrapping and headers apply anyway.
    */
   readonly proxy?: ProxyForm<T>;
+  /**
+   * The one-line summary a person can read that the proxy form adds as `tell_user` to every JSON
+   * object this mutating route answers with a 2xx (contract, Announced agent verbs; decisions D13).
+   * A function, or an object when the summary needs the state from before the call. Without it, a
+   * generic line from the description and the status (tell-user.ts). `false`: the route answers no
+   * JSON (the tunnel's hijacked stream). Ignored on GET routes; never in the node form.
+   */
+  readonly tellUser?: TellUser<T> | TellUser<T>['text'] | false;
+}
+
+/** A mutating route's `tell_user` summary (RouteDef.tellUser). */
+export interface TellUser<T extends RouteTypes = RouteTypes> {
+  /**
+   * Runs before the handler, on the parsed request: what the summary needs to know of the state
+   * before the call (e.g. whether a block was already known). A throw here only loses `before`.
+   */
+  before?(req: ApiRequest<T>): unknown;
+  /**
+   * The summary of a 2xx JSON object answer (after the proxy adaptation): one line, at most
+   * TELL_USER_MAX characters (longer ones are cut, newlines become spaces). A throw here gives the
+   * generic line: the call itself succeeded.
+   */
+  text(
+    answer: Readonly<Record<string, unknown>>,
+    req: ApiRequest<T>,
+    reply: FastifyReply,
+    before: unknown,
+  ): string;
 }
 
 /** A route's proxy-form adaptation: everything optional, anything left out is the node form's. */

@@ -6,6 +6,7 @@ import { LedgerError } from '../../ledger/errors.ts';
 import { StoreFullError } from '../../store/errors.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
+import { blockTellUser } from '../tell-user.ts';
 import {
   digitsParam,
   errorSchema,
@@ -78,6 +79,7 @@ function submitRoute(node: LedgerNode, type: BlockType): RouteDef {
     auth: 'none',
     blockSubmission: true,
     schema: { body: blockSchema, response: { 201: blockSchema, 400: errorSchema, 503: errorSchema } },
+    tellUser: blockTellUser(node.ledger),
     async handler(req, reply) {
       const body = req.body;
       // Every deterministic refusal of a block says so (contract: 400 with retryable false, issue

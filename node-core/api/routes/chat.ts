@@ -7,6 +7,7 @@ import { stringifyJson } from '../../protocol/json.ts';
 import { ApiError } from '../errors.ts';
 import { type ApiRequest, defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import { createSecurity } from '../security.ts';
+import { chatRetryTellUser, chatSendTellUser } from '../tell-user.ts';
 import { errorSchema } from './common.ts';
 
 /**
@@ -119,6 +120,7 @@ export function chatRoutes(node: LedgerNode): RouteDef[] {
         body: envelopeSchema,
         response: { 200: sendAnswerSchema, 400: errorSchema, 404: errorSchema },
       },
+      tellUser: chatSendTellUser,
       async handler(req) {
         try {
           const r = await node.chat.send(req.body);
@@ -218,6 +220,7 @@ export function chatRoutes(node: LedgerNode): RouteDef[] {
           409: errorSchema,
         },
       },
+      tellUser: chatRetryTellUser,
       async handler(req: ApiRequest<{ params: { id: string }; query: ProofParams }>) {
         const key = prove(req.query);
         const m = node.chatStore.get(req.params.id);

@@ -12,6 +12,7 @@ import {
 } from '../../net/directory.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
+import { directoryRegisterTellUser } from '../tell-user.ts';
 import { errorSchema, hex64, type Page, paged, pageQuery } from './common.ts';
 
 /**
@@ -122,6 +123,7 @@ export function directoryRoutes(node: LedgerNode): RouteDef[] {
           503: errorSchema,
         },
       },
+      tellUser: directoryRegisterTellUser,
       async handler(req) {
         const registration = registrationOf(req.body);
         const outcome = node.directory.register(registration);

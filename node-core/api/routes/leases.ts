@@ -9,6 +9,13 @@ import { decodeMarketplaceMessage, type MarketplaceOffer } from '../../protocol/
 import { ProtocolError } from '../../protocol/errors.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
+import {
+  leaseAttestationsTellUser,
+  leaseHoldTellUser,
+  leaseOffersTellUser,
+  leaseRenewTellUser,
+  leaseRequestTellUser,
+} from '../tell-user.ts';
 import { errorSchema, hex64, lower, paged, type Page, pageQuery } from './common.ts';
 
 /**
@@ -177,6 +184,7 @@ export function leaseRoutes(node: LedgerNode): RouteDef[] {
           503: errorSchema,
         },
       },
+      tellUser: leaseRequestTellUser(node.ledger),
       async handler(req, reply) {
         const b = req.body as Record<string, unknown> | undefined;
         if (typeof b !== 'object' || b === null || Array.isArray(b))
@@ -247,6 +255,7 @@ export function leaseRoutes(node: LedgerNode): RouteDef[] {
           400: errorSchema,
         },
       },
+      tellUser: leaseOffersTellUser,
       async handler(req) {
         const b = bodyOf(req.body);
         let wait: number | undefined;
@@ -308,6 +317,7 @@ export function leaseRoutes(node: LedgerNode): RouteDef[] {
           503: errorSchema,
         },
       },
+      tellUser: leaseAttestationsTellUser,
       async handler(req) {
         const b = bodyOf(req.body);
         if (!isHex(b.lease_hash, 32)) throw ApiError.badRequest('lease_hash must be 64 hex characters');
@@ -349,6 +359,7 @@ export function leaseRoutes(node: LedgerNode): RouteDef[] {
           503: errorSchema,
         },
       },
+      tellUser: leaseRenewTellUser,
       async handler(req, reply) {
         const b = bodyOf(req.body);
         const duration = intOf(b.duration);
@@ -395,6 +406,7 @@ export function leaseRoutes(node: LedgerNode): RouteDef[] {
           404: errorSchema,
         },
       },
+      tellUser: leaseHoldTellUser,
       async handler(req) {
         const b = bodyOf(req.body);
         if (typeof b.enabled !== 'boolean') throw ApiError.badRequest('enabled must be true or false');

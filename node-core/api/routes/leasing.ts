@@ -9,6 +9,7 @@ import { leaseTotalEmission } from '../../leasing/rules/settle.ts';
 import { ApiError } from '../errors.ts';
 import { leaseHoldJson } from './leases.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
+import { attestationRequestTellUser } from '../tell-user.ts';
 import { errorSchema, hex64, lower, page, type Page, pageQuery } from './common.ts';
 
 /**
@@ -168,6 +169,7 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
           503: errorSchema,
         },
       },
+      tellUser: attestationRequestTellUser,
       async handler(req) {
         const b = req.body as Record<string, unknown>;
         if (typeof b !== 'object' || b === null || Array.isArray(b)) throw ApiError.invalidBody();

@@ -5,6 +5,7 @@ import { parseStateBlock, type StateBlock, stateBlockToJson } from '../../protoc
 import { StateChainError } from '../../statechain/statechain.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type RouteDef, type JsonSchema } from '../route-table.ts';
+import { statechainBlockTellUser } from '../tell-user.ts';
 import {
   digitsParam,
   errorSchema,
@@ -160,6 +161,7 @@ export function statechainRoutes(node: LedgerNode): RouteDef[] {
       description: 'submit a state-chain block signed by a threshold of the DAO keyset',
       auth: 'none',
       schema: { body: stateBlockSchema, response: { 201: { type: 'object' }, 400: errorSchema } },
+      tellUser: statechainBlockTellUser,
       async handler(req, reply) {
         const text = bodyText(req);
         if (text === undefined) throw ApiError.badRequest('invalid request body');

@@ -8,6 +8,7 @@ import { bridge } from '../../net/tunnel.ts';
 import { VmError } from '../../vm/driver.ts';
 import { ApiError, type ApiErrorCode } from '../errors.ts';
 import { type ApiRequest, defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
+import { vmExecTellUser } from '../tell-user.ts';
 import { errorSchema, hex64 } from './common.ts';
 
 const leaseParam: JsonSchema = {
@@ -191,6 +192,7 @@ export function vmRoutes(node: LedgerNode): RouteDef[] {
           500: errorSchema,
         },
       },
+      tellUser: vmExecTellUser,
       async handler(req) {
         const b = req.body as Record<string, unknown> | undefined;
         if (typeof b !== 'object' || b === null || Array.isArray(b)) throw ApiError.invalidBody();
@@ -217,6 +219,8 @@ export function vmRoutes(node: LedgerNode): RouteDef[] {
       method: 'POST',
       path: '/tunnel/:lease/tcp',
       noBody: true,
+      // A hijacked raw TCP stream: no JSON answer to summarise.
+      tellUser: false,
       description:
         "upgrades the connection to a raw TCP stream to the lease's VM SSH server, here or through its provider (lease signature, decisions D12)",
       auth: 'none',
