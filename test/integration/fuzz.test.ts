@@ -1395,6 +1395,8 @@ function expectedAfter(before: Snapshot, blocks: Block[]): Snapshot {
           amount: amount.toString(),
           asset: b.asset,
           timestamp: b.timestamp,
+          source: b.hash,
+          destination: b.destination,
         });
         supply.pending = (supply.pending as number) + 1;
         break;
@@ -1420,6 +1422,8 @@ function expectedAfter(before: Snapshot, blocks: Block[]): Snapshot {
           amount: amount.toString(),
           asset: b.asset,
           timestamp: b.timestamp,
+          source: b.hash,
+          destination: b.destination,
         });
         supply.pending = (supply.pending as number) + 1;
         break;

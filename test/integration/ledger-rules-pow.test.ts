@@ -76,6 +76,7 @@ describe('ledger rules: proof of work', () => {
     const passing = claimWhereZero(a, true);
     const r = await submit(kit, { ...passing, pow_nonce: 0n });
     expect(r.status, r.text).toBe(201);
-    expect(r.body).not.toHaveProperty('pow_nonce');
+    // The answer writes the nonce, 0 included (issue #14).
+    expect(r.body).toMatchObject({ pow_nonce: 0 });
   });
 });

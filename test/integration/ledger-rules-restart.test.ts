@@ -77,9 +77,13 @@ describe('restart and genesis', () => {
   it('keeps accounts, balances, pending sends, finality and the state chain across a restart', async () => {
     const before = await state(kit.url);
     expect((before.pending as unknown[]).length).toBe(1);
+    // The value reads back as the stored JSON value (issue #14), its text kept byte for byte.
     expect(
-      (before.kv as { key: string; value: string }[]).find((e) => e.key === 'app/restart-check')?.value,
-    ).toBe('{"kept":  true}');
+      (before.kv as { key: string; value: unknown }[]).find((e) => e.key === 'app/restart-check')?.value,
+    ).toEqual({ kept: true });
+    expect((await http(kit.url, 'GET', '/statechain/kv/app/restart-check')).text).toBe(
+      '{"key":"app/restart-check","value":{"kept":  true}}',
+    );
     await t.stop({ keepData: true });
     t = await startTestNode({ dataDir });
     kit = await kitOf(t);
