@@ -249,7 +249,8 @@ describe('the proxy table', () => {
       { method: 'GET', path: '/', description: 'discovery', auth: 'none' },
       { method: 'GET', path: '/things/{id}', description: 'a thing', auth: 'none' },
       { method: 'GET', path: '/kv/{key}', description: 'kv', auth: 'none' },
-      { method: 'POST', path: '/lease/request', description: 'lease', auth: 'admin' },
+      // A mutating route: its answers carry tell_user.
+      { method: 'POST', path: '/lease/request', description: 'lease', auth: 'admin', tell_user: true },
     ]);
     const doc = discoveryDocument({ name: 'n', version: '1.2.3' }, endpoints, {
       network_id: 'devnet',
