@@ -4,7 +4,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { addressFromPublicKey, generateKeyPair } from '../../node-core/protocol/keys.ts';
-import { signChatEnvelope } from '../../node-core/protocol/payloads.ts';
+import { signChatEnvelope, signDirectoryRegistration } from '../../node-core/protocol/payloads.ts';
 import { http, nowNs } from '../helpers/ledger-kit.ts';
 import { waitFor } from '../helpers/node.ts';
 import { ensureRendererBuilt, launchChromium, ROOT, startUiNode, type UiNode } from './browser.ts';
@@ -12,9 +12,12 @@ import { ensureRendererBuilt, launchChromium, ROOT, startUiNode, type UiNode } f
 /**
  * Chat end to end (issue #13): two windows (two browser contexts, each with its own wallet) on one
  * real node, in Debian's Chromium. A message typed in one appears in the other without a reload;
- * the sidebar counts it unread until its conversation is opened; Enter sends and Shift+Enter makes
- * a new line; a send to an account no node knows says so; a thread of 1,500 messages keeps only the
- * rows in view in the page. Screenshots in test-artifacts/screenshots/chat-*.png.
+ * the sidebar (and the page title) counts it unread until its conversation is opened; Enter sends
+ * and Shift+Enter makes a new line; each message shows its state; a conversation starts from an
+ * address or an address book name; an account no node knows is refused plainly, and a message to
+ * one that was registered then is sent with Retry; a thread of 1,500 messages keeps only the rows
+ * in view in the page; a node gone away is said plainly. Screenshots in
+ * test-artifacts/screenshots/chat-*.png.
  */
 const SHOTS = join(ROOT, 'test-artifacts', 'screenshots');
 const PASSWORD = 'correct horse battery';
@@ -110,19 +113,29 @@ describe('chat in Chromium: two windows, two accounts, one node', () => {
     expect(await bob.page.getByTestId('chat-input').inputValue()).toBe('');
     await shot(bob.page, '02-sent');
 
-    // Alice is on her wallet page: the sidebar counts the message.
+    // Alice is on her wallet page: the sidebar counts the message, and so does the window's title.
     await alice.page.getByTestId('nav-chat-unread').waitFor({ timeout: 15_000 });
     expect(await alice.page.getByTestId('nav-chat-unread').innerText()).toBe('1');
+    expect(await alice.page.title()).toMatch(/^\(1\) /);
     await shot(alice.page, '03-unread-badge');
+    // She knows Bob: his name from her address book names the conversation.
+    await alice.page.getByTestId('nav-contacts').click();
+    await alice.page.getByTestId('contact-name').fill('Bob');
+    await alice.page.getByTestId('contact-address').fill(bob.address);
+    await alice.page.getByTestId('contact-save').click();
+    await alice.page.getByTestId('contact-row').first().waitFor();
     await alice.page.getByTestId('nav-chat').click();
     const conv = alice.page.locator(`[data-testid="conversation"][data-peer="${bob.key}"]`);
     await conv.waitFor();
     expect(await conv.getByTestId('conversation-unread').innerText()).toBe('1');
+    expect(await conv.innerText()).toContain('Bob');
     await conv.click();
     await alice.page.getByTestId('chat-messages').getByText('Hello Alice, from the other window').waitFor();
     // Opened: read, everywhere.
     await alice.page.getByTestId('nav-chat-unread').waitFor({ state: 'detached' });
     expect(await conv.getByTestId('conversation-unread').count()).toBe(0);
+    expect(await alice.page.title()).not.toMatch(/^\(\d+\) /);
+    expect(await alice.page.getByTestId('chat-thread-name').innerText()).toBe('Bob');
     await shot(alice.page, '04-received');
   }, 60_000);
 
@@ -134,6 +147,11 @@ describe('chat in Chromium: two windows, two accounts, one node', () => {
     await alice.page.keyboard.type('Second line.');
     expect(await input.inputValue()).toBe('Hi Bob!\nSecond line.');
     await alice.page.keyboard.press('Enter');
+    expect(await input.inputValue()).toBe('');
+    // Her copy shows its state: sent (Bob is on this node, so it is stored for him at once).
+    const mine = rowsOf(alice.page).filter({ hasText: 'Second line.' });
+    await expect.poll(() => mine.getAttribute('data-status')).toBe('sent');
+    expect(await mine.getByTestId('chat-message-status').innerText()).toContain('Sent');
     await bob.page.waitForFunction(() =>
       [...document.querySelectorAll('[data-testid="chat-message"]')].some(
         (e) => e.querySelector('.chat-text')?.textContent === 'Hi Bob!\nSecond line.',
@@ -148,14 +166,57 @@ describe('chat in Chromium: two windows, two accounts, one node', () => {
     await shot(bob.page, '05-reply');
   }, 60_000);
 
-  it('says plainly when a recipient is not reachable', async () => {
+  it('starts a conversation from an address book name', async () => {
+    await alice.page.getByTestId('chat-new-input').fill('bob');
+    await alice.page.getByTestId('chat-new-start').click();
+    await expect.poll(() => alice.page.getByTestId('chat-thread').getAttribute('data-peer')).toBe(bob.key);
+    const unknown = await alice.page.getByTestId('chat-new-input');
+    await unknown.fill('Zoe');
+    await alice.page.getByTestId('chat-new-start').click();
+    expect(await alice.page.getByTestId('chat-new-error').innerText()).toMatch(/No address book entry/);
+    await unknown.fill('');
+  }, 30_000);
+
+  it('says plainly when a recipient is not reachable, and Retry sends once they are', async () => {
     const stranger = generateKeyPair();
     await bob.page.getByTestId('chat-new-input').fill(stranger.pub_key);
     await bob.page.getByTestId('chat-new-start').click();
     const error = await bob.page.getByTestId('chat-new-error').innerText();
-    expect(error).toMatch(/not registered with any node/);
+    expect(error).toMatch(/^Not registered: they must open their app/);
     await shot(bob.page, '06-unreachable');
-  }, 30_000);
+
+    // A conversation already open (their registration lapsed since): the send fails, with Retry.
+    await bob.page.evaluate((h) => (window.location.hash = h), `#/chat/${bob.address}/${stranger.pub_key}`);
+    await expect
+      .poll(() => bob.page.getByTestId('chat-thread').getAttribute('data-peer'))
+      .toBe(stranger.pub_key);
+    await expect
+      .poll(() => bob.page.evaluate(() => document.activeElement?.getAttribute('data-testid')))
+      .toBe('chat-input');
+    await bob.page.keyboard.type('Are you there?');
+    await bob.page.keyboard.press('Enter');
+    const failed = rowsOf(bob.page).filter({ hasText: 'Are you there?' });
+    await expect.poll(() => failed.getAttribute('data-status')).toBe('failed');
+    expect(await failed.getByTestId('chat-message-status').innerText()).toContain('Not sent');
+    expect(await failed.getByTestId('chat-message-error').innerText()).toMatch(
+      /^Not registered: they must open their app/,
+    );
+    await shot(bob.page, '08-failed-retry');
+
+    // They open their app (registered on this node): Retry sends it.
+    const nodeId = ((await http(ui.node.node.url, 'GET', '/node')).body as { id: string }).id;
+    const reg = signDirectoryRegistration(
+      { account: stranger.pub_key, node_peer: nodeId, timestamp: nowNs() },
+      hexToBytes(stranger.seed_hex),
+    );
+    expect((await http(ui.node.node.url, 'POST', '/directory/register', reg)).status).toBe(200);
+    await failed.getByTestId('chat-retry').click();
+    const sent = rowsOf(bob.page).filter({ hasText: 'Are you there?' });
+    await expect.poll(() => sent.getAttribute('data-status'), { timeout: 15_000 }).toBe('sent');
+    expect(await rowsOf(bob.page).filter({ hasText: 'Are you there?' }).count()).toBe(1);
+    expect(await sent.getByTestId('chat-retry').count()).toBe(0);
+    await shot(bob.page, '09-retried');
+  }, 60_000);
 
   it('keeps a thread of 1,500 messages fast: only the rows in view are in the page', async () => {
     // A third account writes to Bob through the node (signed, as any client would; stored and
@@ -197,4 +258,23 @@ describe('chat in Chromium: two windows, two accounts, one node', () => {
     await bob.page.getByTestId('chat-messages').getByText('long thread 1', { exact: true }).waitFor();
     expect(await rowsOf(bob.page).count()).toBeLessThan(80);
   }, 90_000);
+
+  it('says plainly when the node is gone, and a message sent then is not sent', async () => {
+    await alice.page.getByTestId('chat-messages').waitFor();
+    await ui.stop();
+    const banner = alice.page.getByTestId('chat-link-error');
+    await banner.waitFor({ timeout: 20_000 });
+    // First the stream ends; the next connect finds nobody there, and says so.
+    await expect
+      .poll(() => banner.innerText(), { timeout: 20_000 })
+      .toMatch(/^No live messages: cannot reach the node at http:\/\/127\.0\.0\.1:\d+/);
+    const input = alice.page.getByTestId('chat-input');
+    await input.click();
+    await alice.page.keyboard.type('Anyone?');
+    await alice.page.keyboard.press('Enter');
+    const row = rowsOf(alice.page).filter({ hasText: 'Anyone?' });
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 15_000 }).toBe('failed');
+    expect(await row.getByTestId('chat-message-error').innerText()).toMatch(/cannot reach the node/);
+    await shot(alice.page, '10-node-gone');
+  }, 60_000);
 });

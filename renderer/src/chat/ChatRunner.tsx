@@ -7,7 +7,9 @@ import { contacts } from '../settings.ts';
 import { short } from '../components/common.tsx';
 import { notifyIncoming } from './notify.ts';
 import { keepRegistered } from './registration.ts';
-import { followAccount, registerAccounts } from './service.ts';
+import { registerAccounts } from './directory.ts';
+import { followAccount } from './events.ts';
+import { clearLinks } from './link.ts';
 import { chatState, safeUnread, useChatState } from './state.ts';
 
 /**
@@ -35,6 +37,7 @@ export function ChatRunner({ accounts }: { accounts: readonly AccountInfo[] }) {
     return () => {
       ctl.abort();
       chatState().clear();
+      clearLinks();
     };
   }, [addresses]);
 

@@ -2,11 +2,14 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { type FormEvent, type KeyboardEvent, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { addressFromPublicKey } from '../../../node-core/protocol/keys.ts';
 import { MAX_CHAT_MESSAGE_BYTES } from '../../../node-core/protocol/payloads.ts';
-import { Empty, Identicon, short, timeOf } from '../components/common.tsx';
+import { CopyButton, Empty, Identicon, short, timeOf } from '../components/common.tsx';
+import { messageTime } from '../chat/conversations.ts';
+import { resolveRecipient } from '../chat/directory.ts';
+import { type AccountLink, useAccountLink } from '../chat/link.ts';
 import { askPermission, mayAskPermission } from '../chat/notify.ts';
-import { chatApi, retryMessage, sendMessage } from '../chat/service.ts';
+import { parseRecipient } from '../chat/recipient.ts';
+import { retryMessage, sendMessage } from '../chat/send.ts';
 import { type Conversation, type UiMessage, useChatState } from '../chat/state.ts';
-import { errorMessage } from '../api.ts';
 import { keystore, useKeystore } from '../keystore/index.ts';
 import { navigate } from '../router.ts';
 import { contacts, settings } from '../settings.ts';
@@ -17,26 +20,32 @@ import { contacts, settings } from '../settings.ts';
  * Shift+Enter starts a new line). Route: #/chat/<account address>/<contact public key>.
  */
 
-const STATUS_TEXT: Record<UiMessage['status'], string> = {
-  sending: 'Sending…',
-  sent: 'Sent',
-  queued: 'Waiting for their node',
-  delivered: 'Delivered',
-  failed: 'Not sent',
-  received: '',
-};
+function statusText(m: UiMessage): string {
+  switch (m.status) {
+    case 'sending':
+      return m.phase === 'work' ? 'Proof of work…' : 'Sending…';
+    case 'sent':
+      return 'Sent';
+    case 'queued':
+      return m.attempts ? `Waiting for their node (${m.attempts} tries)` : 'Waiting for their node';
+    case 'delivered':
+      return 'Delivered';
+    case 'failed':
+      return 'Not sent';
+    case 'received':
+      return '';
+  }
+}
 
 /** A contact's name: an own account's label, an address book name, else the short address. */
-function useNames(): (key: string) => string {
+function useNames(): (key: string) => { name: string; known: boolean } {
   const ks = useKeystore();
   const book = contacts.use();
   return (key: string) => {
     const address = addressFromPublicKey(key);
-    return (
-      ks.accounts.find((a) => a.address === address)?.label ??
-      book.find((c) => c.address === address)?.name ??
-      short(address, 10)
-    );
+    const name =
+      ks.accounts.find((a) => a.address === address)?.label ?? book.find((c) => c.address === address)?.name;
+    return name !== undefined ? { name, known: true } : { name: short(address, 6), known: false };
   };
 }
 
@@ -47,9 +56,10 @@ export default function ChatPage({ route }: { route: string[] }) {
     ks.accounts.find((a) => a.address === route[1])?.address ??
     ks.accounts.find((a) => a.address === chosen)?.address ??
     ks.accounts[0]?.address;
-  const peer = route[2];
+  const peer = route[2] !== undefined && /^[0-9a-f]{64}$/.test(route[2]) ? route[2] : undefined;
   const state = useChatState();
   const names = useNames();
+  const link = useAccountLink(address ?? '');
   if (!address) return <Empty>No account yet.</Empty>;
   const key = keystore().publicKeyOf(address);
   const conversations = state.conversations(key, peer ? [peer] : []);
@@ -59,7 +69,7 @@ export default function ChatPage({ route }: { route: string[] }) {
     <div className="chat-page" data-testid="chat-page">
       <aside className="chat-side" aria-label="Conversations">
         <label className="chat-account">
-          <span>Account</span>
+          <span>Chatting as</span>
           <select
             value={address}
             data-testid="chat-account"
@@ -80,7 +90,7 @@ export default function ChatPage({ route }: { route: string[] }) {
             <ConversationItem
               key={c.peer}
               c={c}
-              name={names(c.peer)}
+              name={names(c.peer).name}
               active={c.peer === peer}
               onOpen={() => navigate('chat', address, c.peer)}
             />
@@ -88,13 +98,52 @@ export default function ChatPage({ route }: { route: string[] }) {
         </ul>
       </aside>
       <section className="chat-main" aria-label="Conversation">
+        <LinkBanner link={link} />
         {open ? (
-          <Thread key={`${address}:${open.peer}`} address={address} c={open} name={names(open.peer)} />
+          <Thread key={`${address}:${open.peer}`} address={address} c={open} who={names(open.peer)} />
         ) : (
-          <Empty>Pick a conversation, or start one with an address or a public key.</Empty>
+          <Empty>Pick a conversation, or start one with an address, a public key or a contact’s name.</Empty>
         )}
       </section>
     </div>
+  );
+}
+
+/** Seconds left until `at` (ms), ticking. */
+function useCountdown(at: number | undefined): number {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    if (at === undefined) return;
+    const t = setInterval(() => setTick((n) => n + 1), 1000);
+    return () => clearInterval(t);
+  }, [at]);
+  return at === undefined ? 0 : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
+/** The account's link to the node, said plainly when it is not right. */
+function LinkBanner({ link }: { link: AccountLink }) {
+  const s = link.stream;
+  const left = useCountdown(s?.state === 'retrying' ? s.retryAt : undefined);
+  const reg = link.registration;
+  return (
+    <>
+      {s?.state === 'retrying' && (
+        <p className="error box chat-banner" role="alert" data-testid="chat-link-error">
+          No live messages: {s.error}. Trying again {left > 0 ? `in ${left} s` : 'now'}.
+        </p>
+      )}
+      {s?.state === 'connecting' && s.error !== undefined && (
+        <p className="error box chat-banner" role="alert" data-testid="chat-link-error">
+          No live messages: {s.error}. Reconnecting…
+        </p>
+      )}
+      {reg && !reg.ok && (
+        <p className="error box chat-banner" role="alert" data-testid="chat-registration-error">
+          Others cannot reach this account: registering it with the node failed ({reg.error}). Trying again in
+          a moment.
+        </p>
+      )}
+    </>
   );
 }
 
@@ -114,7 +163,7 @@ function ConversationItem({
     <li>
       <button
         type="button"
-        className={`chat-conversation${active ? ' active' : ''}`}
+        className={`chat-conversation${active ? ' active' : ''}${c.unread > 0 ? ' unread' : ''}`}
         onClick={onOpen}
         data-testid="conversation"
         data-peer={c.peer}
@@ -123,45 +172,50 @@ function ConversationItem({
         <Identicon address={addressFromPublicKey(c.peer)} size={28} />
         <span className="chat-conversation-text">
           <span className="chat-conversation-name">{name}</span>
-          <span className="chat-conversation-last muted">{last ? last.message.split('\n')[0] : 'New'}</span>
-        </span>
-        {c.unread > 0 && (
-          <span className="badge" data-testid="conversation-unread" aria-label={`${c.unread} unread`}>
-            {c.unread}
+          <span className="chat-conversation-last muted">
+            {last ? `${last.status === 'received' ? '' : 'You: '}${last.message.split('\n')[0]}` : 'New'}
           </span>
-        )}
+        </span>
+        <span className="chat-conversation-side">
+          {last && <span className="chat-conversation-time muted">{messageTime(last.timestamp)}</span>}
+          {c.unread > 0 && (
+            <span className="badge" data-testid="conversation-unread" aria-label={`${c.unread} unread`}>
+              {c.unread}
+            </span>
+          )}
+        </span>
       </button>
     </li>
   );
 }
 
-/** Starts a conversation with an address or a public key, resolved through the directory. */
+/** Starts a conversation with a name, an address or a public key, resolved through the directory. */
 function NewConversation({ address }: { address: string }) {
+  const ks = useKeystore();
+  const book = contacts.use();
   const [text, setText] = useState('');
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  // The wallet's other accounts are contacts too (chatting between one's own accounts works).
+  const known = [
+    ...book,
+    ...ks.accounts.filter((a) => a.address !== address).map((a) => ({ name: a.label, address: a.address })),
+  ];
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const t = text.replace(/\s+/g, '').toLowerCase();
-    if (!/^[0-9a-f]{64}$/.test(t)) {
-      setError('Enter an address or a public key: 64 characters, 0-9 and a-f.');
+    const parsed = parseRecipient(text, known);
+    if ('error' in parsed) {
+      setError(parsed.error);
       return;
     }
     setBusy(true);
     setError(undefined);
-    try {
-      // The directory knows accounts by address or key, and answers with the key messages go to.
-      const entry = await chatApi().lookup(t);
-      if (!entry)
-        setError('Not reachable: that account is not registered with any node. They must open their app.');
-      else {
-        setText('');
-        navigate('chat', address, entry.pub_key);
-      }
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
+    const r = await resolveRecipient(parsed.account);
+    setBusy(false);
+    if ('error' in r) setError(r.error);
+    else {
+      setText('');
+      navigate('chat', address, r.key);
     }
   };
   return (
@@ -171,18 +225,31 @@ function NewConversation({ address }: { address: string }) {
         <input
           id="chat-new-input"
           value={text}
-          onChange={(e) => setText(e.target.value)}
-          placeholder="Address or public key"
+          onChange={(e) => {
+            setText(e.target.value);
+            setError(undefined);
+          }}
+          placeholder="Name, address or public key"
           spellCheck={false}
           autoComplete="off"
+          list="chat-known"
+          aria-invalid={error !== undefined}
+          aria-describedby={error ? 'chat-new-error' : undefined}
           data-testid="chat-new-input"
         />
+        <datalist id="chat-known">
+          {known.map((c) => (
+            <option key={c.address} value={c.name}>
+              {short(c.address)}
+            </option>
+          ))}
+        </datalist>
         <button type="submit" disabled={busy} data-testid="chat-new-start">
-          Start
+          {busy ? 'Looking up…' : 'Start'}
         </button>
       </div>
       {error && (
-        <p className="error" role="alert" data-testid="chat-new-error">
+        <p className="error" role="alert" id="chat-new-error" data-testid="chat-new-error">
           {error}
         </p>
       )}
@@ -208,21 +275,39 @@ function NotificationOffer() {
   );
 }
 
-function Thread({ address, c, name }: { address: string; c: Conversation; name: string }) {
+function Thread({
+  address,
+  c,
+  who,
+}: {
+  address: string;
+  c: Conversation;
+  who: { name: string; known: boolean };
+}) {
   const state = useChatState();
   const scroller = useRef<HTMLDivElement>(null);
   const rows = c.messages;
   const virtual = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scroller.current,
-    estimateSize: () => 64,
+    estimateSize: () => 56,
     overscan: 8,
     getItemKey: (i) => rows[i]!.id,
   });
   const key = keystore().publicKeyOf(address);
-  // Opened, or a new message while it is open: read.
+  const peerAddress = addressFromPublicKey(c.peer);
+  // Opened, a new message while it is open, or the window coming back into view: read.
   useEffect(() => {
-    if (document.visibilityState === 'visible') state.markRead(key, c.peer);
+    const read = () => {
+      if (document.visibilityState === 'visible') state.markRead(key, c.peer);
+    };
+    read();
+    document.addEventListener('visibilitychange', read);
+    window.addEventListener('focus', read);
+    return () => {
+      document.removeEventListener('visibilitychange', read);
+      window.removeEventListener('focus', read);
+    };
   }, [rows.length, key, c.peer, state]);
   // New messages keep the view at the bottom when it was there.
   const atBottom = useRef(true);
@@ -233,13 +318,14 @@ function Thread({ address, c, name }: { address: string; c: Conversation; name: 
   return (
     <div className="chat-thread" data-testid="chat-thread" data-peer={c.peer}>
       <header className="chat-thread-head">
-        <Identicon address={addressFromPublicKey(c.peer)} size={32} />
-        <div>
-          <h2 data-testid="chat-thread-name">{name}</h2>
-          <span className="muted mono" title={c.peer}>
-            {short(addressFromPublicKey(c.peer), 12)}
+        <Identicon address={peerAddress} size={32} />
+        <div className="chat-thread-who">
+          <h2 data-testid="chat-thread-name">{who.name}</h2>
+          <span className="muted mono chat-thread-address" title={`public key ${c.peer}`}>
+            {who.known ? short(peerAddress, 12) : `address ${peerAddress}`}
           </span>
         </div>
+        <CopyButton text={peerAddress} label="Copy address" />
       </header>
       <div
         className="chat-messages"
@@ -247,6 +333,7 @@ function Thread({ address, c, name }: { address: string; c: Conversation; name: 
         data-testid="chat-messages"
         role="log"
         aria-live="polite"
+        aria-label={`Messages with ${who.name}`}
         onScroll={(e) => {
           const el = e.currentTarget;
           atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
@@ -282,6 +369,7 @@ function Thread({ address, c, name }: { address: string; c: Conversation; name: 
 }
 
 function Bubble({ m, mine, address }: { m: UiMessage; mine: boolean; address: string }) {
+  const ms = Number(m.timestamp / 1_000_000n);
   return (
     <div
       className={`chat-bubble ${mine ? 'mine' : 'theirs'}`}
@@ -291,11 +379,13 @@ function Bubble({ m, mine, address }: { m: UiMessage; mine: boolean; address: st
     >
       <div className="chat-text">{m.message}</div>
       <div className="chat-meta muted">
-        <time dateTime={new Date(Number(m.timestamp / 1_000_000n)).toISOString()}>{timeOf(m.timestamp)}</time>
+        <time dateTime={new Date(ms).toISOString()} title={timeOf(m.timestamp)}>
+          {messageTime(m.timestamp)}
+        </time>
         {mine && (
           <span className={`chat-status ${m.status}`} data-testid="chat-message-status">
             {' · '}
-            {STATUS_TEXT[m.status]}
+            {statusText(m)}
           </span>
         )}
       </div>
@@ -316,7 +406,11 @@ function Bubble({ m, mine, address }: { m: UiMessage; mine: boolean; address: st
           </button>
         </div>
       )}
-      {mine && m.status === 'queued' && m.error && <div className="muted small">{m.error}</div>}
+      {mine && m.status === 'queued' && m.error && (
+        <div className="muted chat-note" data-testid="chat-message-note">
+          Last try: {m.error}
+        </div>
+      )}
     </div>
   );
 }
@@ -331,6 +425,7 @@ function Composer({ address, to }: { address: string; to: string }) {
     if (text.trim() === '' || tooLong) return;
     void sendMessage(address, to, text);
     setText('');
+    input.current?.focus();
   };
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
@@ -349,7 +444,7 @@ function Composer({ address, to }: { address: string; to: string }) {
       <textarea
         ref={input}
         value={text}
-        rows={2}
+        rows={Math.min(6, Math.max(2, text.split('\n').length))}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={onKey}
         placeholder="Message (Enter sends, Shift+Enter for a new line)"
@@ -361,7 +456,8 @@ function Composer({ address, to }: { address: string; to: string }) {
       </button>
       {tooLong && (
         <p className="error" data-testid="chat-too-long">
-          {bytes} bytes: a message holds at most {MAX_CHAT_MESSAGE_BYTES}.
+          {bytes.toLocaleString('en-US')} bytes: a message holds at most{' '}
+          {MAX_CHAT_MESSAGE_BYTES.toLocaleString('en-US')}.
         </p>
       )}
     </form>
