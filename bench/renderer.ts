@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { BLOCK_POW_DIFFICULTY, expectedAttempts, formatDifficulty } from '../node-core/protocol/pow.ts';
-import { DIST, ensureRendererBuilt, launchChromium, startUiNode } from '../test/e2e/browser.ts';
+import { createWallet, DIST, ensureRendererBuilt, launchChromium, startUiNode } from '../test/e2e/browser.ts';
 
 const NAV_RUNS = 5;
 const POW_SOLVES = 10;
@@ -45,23 +45,6 @@ export function initialJs(dist = DIST): { files: string[]; rawBytes: number; gzi
     }
   }
   return { files: [...seen], rawBytes, gzipBytes };
-}
-
-async function createWallet(page: Page): Promise<void> {
-  await page.getByTestId('onboarding-create').click();
-  const groups: string[] = [];
-  for (let i = 1; i <= 16; i++) groups.push(await page.getByTestId(`seed-group-${i}`).innerText());
-  await page.getByTestId('seed-written').check();
-  await page.getByTestId('seed-continue').click();
-  for (let k = 0; k < 3; k++) {
-    const input = page.getByTestId(`confirm-group-${k}`);
-    await input.fill(groups[Number(await input.getAttribute('data-group')) - 1]!);
-  }
-  await page.getByTestId('seed-confirm-submit').click();
-  await page.getByTestId('new-password').fill(PASSWORD);
-  await page.getByTestId('confirm-password').fill(PASSWORD);
-  await page.getByTestId('create-wallet').click();
-  await page.getByTestId('wallet-page').waitFor();
 }
 
 /** Solves `n` random targets with the built proof-of-work worker, in the page; ms and attempts each. */
@@ -123,7 +106,7 @@ export default async function benchRenderer(log: (line: string) => void): Promis
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const setup = await context.newPage();
     await setup.goto(ui.appUrl);
-    await createWallet(setup);
+    await createWallet(setup, PASSWORD);
     await setup.getByTestId('claim-button').click();
     await setup.getByTestId('claim-success').waitFor();
     await setup.close();

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import type { NodeOptions } from '../../node-core/node.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 
@@ -178,4 +178,28 @@ export async function startUiNode(opts: Partial<NodeOptions> = {}): Promise<UiNo
       return stopped;
     },
   };
+}
+
+/**
+ * Onboarding as a person does it on an open page of the app: a new wallet, the seed written down and
+ * the groups asked for typed back, a password; resolves once the wallet page shows, with the first
+ * account's address.
+ */
+export async function createWallet(page: Page, password: string): Promise<string> {
+  await page.getByTestId('onboarding-create').click();
+  await page.getByTestId('seed-backup').waitFor();
+  const groups: string[] = [];
+  for (let i = 1; i <= 16; i++) groups.push(await page.getByTestId(`seed-group-${i}`).innerText());
+  await page.getByTestId('seed-written').check();
+  await page.getByTestId('seed-continue').click();
+  for (let k = 0; k < 3; k++) {
+    const input = page.getByTestId(`confirm-group-${k}`);
+    await input.fill(groups[Number(await input.getAttribute('data-group')) - 1]!);
+  }
+  await page.getByTestId('seed-confirm-submit').click();
+  await page.getByTestId('new-password').fill(password);
+  await page.getByTestId('confirm-password').fill(password);
+  await page.getByTestId('create-wallet').click();
+  await page.getByTestId('wallet-page').waitFor();
+  return page.getByTestId('account-address').innerText();
 }

@@ -6,7 +6,14 @@ import { leaseCost } from '../../node-core/protocol/lease-cost.ts';
 import { SHORT_WINDOWS } from '../helpers/lease-kit.ts';
 import { Account, http, kitOf } from '../helpers/ledger-kit.ts';
 import { seedOf, waitFor } from '../helpers/node.ts';
-import { ensureRendererBuilt, launchChromium, ROOT, startUiNode, type UiNode } from './browser.ts';
+import {
+  createWallet,
+  ensureRendererBuilt,
+  launchChromium,
+  ROOT,
+  startUiNode,
+  type UiNode,
+} from './browser.ts';
 
 /**
  * Leasing end to end: the built renderer in Debian's Chromium against a real development node that
@@ -30,24 +37,9 @@ let multiplier = 0n;
 const shot = (step: string) => page.screenshot({ path: join(SHOTS, `leasing-${step}.png`), fullPage: true });
 const attr = (testId: string, name: string) => page.getByTestId(testId).first().getAttribute(name);
 
-async function createWallet(): Promise<void> {
+async function openWallet(): Promise<void> {
   await page.goto(ui.appUrl);
-  await page.getByTestId('onboarding-create').click();
-  await page.getByTestId('seed-backup').waitFor();
-  const groups: string[] = [];
-  for (let i = 1; i <= 16; i++) groups.push(await page.getByTestId(`seed-group-${i}`).innerText());
-  await page.getByTestId('seed-written').check();
-  await page.getByTestId('seed-continue').click();
-  for (let k = 0; k < 3; k++) {
-    const input = page.getByTestId(`confirm-group-${k}`);
-    await input.fill(groups[Number(await input.getAttribute('data-group')) - 1]!);
-  }
-  await page.getByTestId('seed-confirm-submit').click();
-  await page.getByTestId('new-password').fill(PASSWORD);
-  await page.getByTestId('confirm-password').fill(PASSWORD);
-  await page.getByTestId('create-wallet').click();
-  await page.getByTestId('wallet-page').waitFor();
-  user = await page.getByTestId('account-address').innerText();
+  user = await createWallet(page, PASSWORD);
 }
 
 async function waitLeaseState(hash: string, state: string, ms = 30_000): Promise<void> {
@@ -85,7 +77,7 @@ afterAll(async () => {
 
 describe('leasing in Chromium against a providing node (sandbox driver)', () => {
   it('funds a new account with XUSD from the devnet minter', async () => {
-    await createWallet();
+    await openWallet();
     const kit = await kitOf(ui.node);
     const minter = new Account(kit, seedOf(ui.node.keys.minter.seed_hex));
     await minter.sync();

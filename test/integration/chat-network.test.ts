@@ -1,16 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { type JsonValue, parseJson } from '../../node-core/protocol/json.ts';
 import { generateKeyPair, type KeyPair } from '../../node-core/protocol/keys.ts';
-import {
-  type ChatEnvelope,
-  chatEnvelopeIdBytes,
-  signChatEnvelope,
-  signChatReadAuth,
-  signDirectoryRegistration,
-} from '../../node-core/protocol/payloads.ts';
-import { powValid } from '../../node-core/protocol/pow.ts';
+import { chatEnvelope, chatProof, registerAccount } from '../helpers/chat-kit.ts';
 import { http, nowNs } from '../helpers/ledger-kit.ts';
 import { startTestNode, tempDir, type TestNode, waitFor } from '../helpers/node.ts';
 import { listenAddr, P2P, peerCount } from '../helpers/p2p.ts';
@@ -98,11 +90,7 @@ describe('chat between two nodes', () => {
   /** Registers `k` on its home node; waits until both nodes' directories know it. */
   async function register(k: KeyPair): Promise<void> {
     const node = home.get(k)!();
-    const reg = signDirectoryRegistration(
-      { account: k.pub_key, node_peer: node.node.nodeId, timestamp: nowNs() },
-      hexToBytes(k.seed_hex),
-    );
-    expect((await http(node.node.url, 'POST', '/directory/register', reg)).status).toBe(200);
+    expect((await registerAccount(node.node.url, k, node.node.nodeId)).status).toBe(200);
     // Gossip has no pull: a registration published before the mesh formed is lost, and the owner
     // renews it (the window every 20 minutes; here every 2 s) until the other node has it.
     const started = Date.now();
@@ -112,30 +100,16 @@ describe('chat between two nodes', () => {
       if (Date.now() - started > 20_000) throw new Error('timed out waiting for the registration gossip');
       if (Date.now() - renewed > 2_000) {
         renewed = Date.now();
-        const again = signDirectoryRegistration(
-          { account: k.pub_key, node_peer: node.node.nodeId, timestamp: nowNs() },
-          hexToBytes(k.seed_hex),
-        );
-        await http(node.node.url, 'POST', '/directory/register', again);
+        await registerAccount(node.node.url, k, node.node.nodeId);
       }
       await new Promise((r) => setTimeout(r, 50));
     }
   }
 
-  function envelope(from: KeyPair, to: KeyPair, message: string, timestamp = nowNs()) {
-    const env: ChatEnvelope = { from: from.pub_key, to: to.pub_key, message, timestamp };
-    const id = chatEnvelopeIdBytes(env);
-    let nonce = 0n;
-    while (!powValid(id, nonce, a.node.statechain.pow.chat)) nonce += 1n;
-    return { ...signChatEnvelope(env, hexToBytes(from.seed_hex)), pow_nonce: nonce };
-  }
+  const envelope = (from: KeyPair, to: KeyPair, message: string, timestamp = nowNs()) =>
+    chatEnvelope(from, to, message, { timestamp, difficulty: a.node.statechain.pow.chat });
 
-  async function proof(t: TestNode, k: KeyPair): Promise<string> {
-    const { challenge } = (await http(t.node.url, 'GET', '/chat/auth/challenge')).body as {
-      challenge: string;
-    };
-    return `account=${k.pub_key}&pub_key=${k.pub_key}&challenge=${challenge}&sig=${signChatReadAuth(challenge, hexToBytes(k.seed_hex))}`;
-  }
+  const proof = (t: TestNode, k: KeyPair) => chatProof(t.node.url, k);
 
   async function messages(t: TestNode, k: KeyPair): Promise<Json[]> {
     const r = await http(t.node.url, 'GET', `/chat/messages?${await proof(t, k)}`);
