@@ -71,6 +71,8 @@ export class StatusTray {
     }
     const unread = unreadLine(this.#unread);
     this.#tray.setToolTip(`Ledger Node Desktop: ${line}${unread ? `; ${unread}` : ''}`);
+    // The count beside the icon in the macOS menu bar (other desktops show no tray text).
+    if (process.platform === 'darwin') this.#tray.setTitle(this.#unread > 0 ? String(this.#unread) : '');
     // Linux needs the whole menu set again for a label to change.
     this.#tray.setContextMenu(
       Menu.buildFromTemplate([

@@ -6,8 +6,16 @@ import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { addressFromPublicKey, generateKeyPair } from '../../node-core/protocol/keys.ts';
 import { signChatEnvelope, signDirectoryRegistration } from '../../node-core/protocol/payloads.ts';
 import { http, nowNs } from '../helpers/ledger-kit.ts';
-import { waitFor } from '../helpers/node.ts';
-import { ensureRendererBuilt, launchChromium, ROOT, startUiNode, type UiNode } from './browser.ts';
+import { startTestNode, tempDir, type TestNode, waitFor } from '../helpers/node.ts';
+import { listenAddr, P2P, peerCount } from '../helpers/p2p.ts';
+import {
+  createWallet,
+  ensureRendererBuilt,
+  launchChromium,
+  ROOT,
+  startUiNode,
+  type UiNode,
+} from './browser.ts';
 
 /**
  * Chat end to end (issue #13): two windows (two browser contexts, each with its own wallet) on one
@@ -36,22 +44,7 @@ async function openWindow(): Promise<(typeof windows)[number]> {
   page.setDefaultTimeout(20_000);
   page.on('pageerror', (e) => console.error(`e2e page error: ${e.message}`));
   await page.goto(ui.appUrl);
-  await page.getByTestId('onboarding-create').click();
-  await page.getByTestId('seed-backup').waitFor();
-  const groups: string[] = [];
-  for (let i = 1; i <= 16; i++) groups.push(await page.getByTestId(`seed-group-${i}`).innerText());
-  await page.getByTestId('seed-written').check();
-  await page.getByTestId('seed-continue').click();
-  for (let k = 0; k < 3; k++) {
-    const input = page.getByTestId(`confirm-group-${k}`);
-    await input.fill(groups[Number(await input.getAttribute('data-group')) - 1]!);
-  }
-  await page.getByTestId('seed-confirm-submit').click();
-  await page.getByTestId('new-password').fill(PASSWORD);
-  await page.getByTestId('confirm-password').fill(PASSWORD);
-  await page.getByTestId('create-wallet').click();
-  await page.getByTestId('wallet-page').waitFor();
-  const address = await page.getByTestId('account-address').innerText();
+  const address = await createWallet(page, PASSWORD);
   // The window registers its account in the directory by itself: that gives the key.
   const entry = await waitFor(
     async () => {
@@ -72,11 +65,19 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   await ensureRendererBuilt((l) => console.log(`e2e: ${l}`));
   browser = await launchChromium();
-  ui = await startUiNode({ powDifficulty: 0x0fff000000000000n });
+  // Peer-to-peer on (loopback) for the delivery to another node; a quick outbox for its retries.
+  ui = await startUiNode({
+    ...P2P,
+    powDifficulty: 0x0fff000000000000n,
+    chat: { outbox: { backoffMs: 200, maxBackoffMs: 1_000 } },
+  } as Parameters<typeof startUiNode>[0]);
 }, 120_000);
+
+let other: TestNode | undefined;
 
 afterAll(async () => {
   for (const w of windows) await w.context.close();
+  await other?.stop();
   await ui?.stop();
   await browser?.close();
 });
@@ -218,6 +219,62 @@ describe('chat in Chromium: two windows, two accounts, one node', () => {
     await shot(bob.page, '09-retried');
   }, 60_000);
 
+  it('a message to an account on another node: delivered; waiting while that node is down; delivered once it is back', async () => {
+    const dirB = tempDir('chat-e2e-b-');
+    const startOther = async () => {
+      other = await startTestNode({
+        ...P2P,
+        dataDir: dirB,
+        genesisDir: join(ui.node.dataDir, 'genesis'),
+        dial: [await listenAddr(ui.node)],
+        chat: { outbox: { backoffMs: 200, maxBackoffMs: 1_000 } },
+      } as Parameters<typeof startTestNode>[0]);
+      await waitFor(async () => (await peerCount(ui.node)) >= 1, 20_000, 'the second node to connect');
+    };
+    await startOther();
+    // Dave's app runs against the second node: he is registered there, and gossip tells the first.
+    const dave = generateKeyPair();
+    const b = other!;
+    await waitFor(
+      async () => {
+        const reg = signDirectoryRegistration(
+          { account: dave.pub_key, node_peer: b.node.nodeId, timestamp: nowNs() },
+          hexToBytes(dave.seed_hex),
+        );
+        await http(b.node.url, 'POST', '/directory/register', reg);
+        await new Promise((r) => setTimeout(r, 500));
+        return ui.node.node.directory.lookup(dave.pub_key)?.node_peer === b.node.nodeId;
+      },
+      30_000,
+      "the first node to learn Dave's registration",
+    );
+
+    await bob.page.getByTestId('chat-new-input').fill(dave.pub_key);
+    await bob.page.getByTestId('chat-new-start').click();
+    await expect.poll(() => bob.page.getByTestId('chat-thread').getAttribute('data-peer')).toBe(dave.pub_key);
+    await bob.page.keyboard.type('Over to your node');
+    await bob.page.keyboard.press('Enter');
+    const first = rowsOf(bob.page).filter({ hasText: 'Over to your node' });
+    await expect.poll(() => first.getAttribute('data-status'), { timeout: 20_000 }).toBe('delivered');
+    expect(await first.getByTestId('chat-message-status').innerText()).toContain('Delivered');
+
+    // Dave's node goes away: the next message waits in the outbox, and says so.
+    await b.stop({ keepData: true });
+    other = undefined;
+    await bob.page.keyboard.type('While you were away');
+    await bob.page.keyboard.press('Enter');
+    const second = rowsOf(bob.page).filter({ hasText: 'While you were away' });
+    await expect.poll(() => second.getAttribute('data-status'), { timeout: 20_000 }).toBe('queued');
+    expect(await second.getByTestId('chat-message-status').innerText()).toMatch(/Waiting for their node/);
+    await shot(bob.page, '11-waiting-for-their-node');
+
+    // It comes back: the outbox hands the message over, and the window hears it live.
+    await startOther();
+    await expect.poll(() => second.getAttribute('data-status'), { timeout: 30_000 }).toBe('delivered');
+    expect(await first.getAttribute('data-status')).toBe('delivered');
+    await shot(bob.page, '12-delivered');
+  }, 120_000);
+
   it('keeps a thread of 1,500 messages fast: only the rows in view are in the page', async () => {
     // A third account writes to Bob through the node (signed, as any client would; stored and
     // streamed by the node itself, so the test does not wait for 1,500 proofs of work).
@@ -257,6 +314,21 @@ describe('chat in Chromium: two windows, two accounts, one node', () => {
     await bob.page.getByTestId('chat-messages').evaluate((el) => (el.scrollTop = 0));
     await bob.page.getByTestId('chat-messages').getByText('long thread 1', { exact: true }).waitFor();
     expect(await rowsOf(bob.page).count()).toBeLessThan(80);
+    // A message arriving while reading far up does not pull the view down: a button offers it.
+    const env = signChatEnvelope(
+      { from: carol.pub_key, to: bob.key, message: 'long thread 1501', timestamp: nowNs() },
+      hexToBytes(carol.seed_hex),
+    );
+    const stored = await node.chatStore.put(env, nowNs());
+    if (stored) node.chatEvents.publish(stored);
+    const newest = bob.page.getByTestId('chat-newest');
+    await newest.waitFor();
+    expect(await newest.innerText()).toBe('↓ 1 new message');
+    expect(await bob.page.getByTestId('chat-messages').evaluate((el) => el.scrollTop)).toBe(0);
+    await shot(bob.page, '13-new-below');
+    await newest.click();
+    await bob.page.getByTestId('chat-messages').getByText('long thread 1501', { exact: true }).waitFor();
+    await newest.waitFor({ state: 'detached' });
   }, 90_000);
 
   it('says plainly when the node is gone, and a message sent then is not sent', async () => {

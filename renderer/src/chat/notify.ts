@@ -20,18 +20,41 @@ export async function askPermission(): Promise<NotificationPermission | undefine
   return Notification.requestPermission();
 }
 
-/** Whether a message arriving now deserves a notification: the user is not looking at the app. */
-export function userAway(): boolean {
-  return desktopBridge() ? !document.hasFocus() : document.hidden;
+export interface Surroundings {
+  permission: NotificationPermission | undefined;
+  /** The desktop app (its window), or a browser tab. */
+  desktop: boolean;
+  focused: boolean;
+  hidden: boolean;
+}
+
+/**
+ * Whether a message arriving now deserves a notification: allowed, and the user is not looking (a
+ * desktop window without the focus; a browser page that is hidden, since a visible tab beside
+ * another window is still seen).
+ */
+export function shouldNotify(s: Surroundings): boolean {
+  if (s.permission !== 'granted') return false;
+  return s.desktop ? !s.focused || s.hidden : s.hidden;
+}
+
+/** A notification is a glance: the first 140 characters, the page has the rest. */
+export function notificationBody(text: string): string {
+  const chars = [...text];
+  return chars.length > 140 ? `${chars.slice(0, 139).join('')}…` : text;
 }
 
 export function notifyIncoming(title: string, body: string, onClick: () => void): void {
-  if (!notificationsSupported() || Notification.permission !== 'granted' || !userAway()) return;
-  // Long messages are cut: a notification is a glance, the page has the rest.
-  const n = new Notification(title, {
-    body: body.length > 140 ? `${body.slice(0, 139)}…` : body,
-    tag: title,
-  });
+  if (!notificationsSupported()) return;
+  const now: Surroundings = {
+    permission: Notification.permission,
+    desktop: desktopBridge() !== undefined,
+    focused: document.hasFocus(),
+    hidden: document.hidden,
+  };
+  if (!shouldNotify(now)) return;
+  // One per conversation at a time: a newer message replaces the older one's notification.
+  const n = new Notification(title, { body: notificationBody(body), tag: title });
   n.onclick = () => {
     window.focus();
     onClick();

@@ -9,10 +9,10 @@ import { type AccountLink, useAccountLink } from '../chat/link.ts';
 import { askPermission, mayAskPermission } from '../chat/notify.ts';
 import { parseRecipient } from '../chat/recipient.ts';
 import { retryMessage, sendMessage } from '../chat/send.ts';
-import { type Conversation, type UiMessage, useChatState } from '../chat/state.ts';
+import { type Conversation, safeUnread, type UiMessage, useChatState } from '../chat/state.ts';
 import { keystore, useKeystore } from '../keystore/index.ts';
 import { navigate } from '../router.ts';
-import { contacts, settings } from '../settings.ts';
+import { contacts, settings, updateSettings } from '../settings.ts';
 
 /**
  * The chat page: conversations of one of the wallet's accounts by contact, a thread that stays fast
@@ -73,13 +73,21 @@ export default function ChatPage({ route }: { route: string[] }) {
           <select
             value={address}
             data-testid="chat-account"
-            onChange={(e) => navigate('chat', e.target.value)}
+            onChange={(e) => {
+              // The wallet's selected account follows: one account in view across the pages.
+              updateSettings({ selectedAccount: e.target.value });
+              navigate('chat', e.target.value);
+            }}
           >
-            {ks.accounts.map((a) => (
-              <option key={a.address} value={a.address}>
-                {a.label}
-              </option>
-            ))}
+            {ks.accounts.map((a) => {
+              const n = safeUnread(state, a.address);
+              return (
+                <option key={a.address} value={a.address}>
+                  {a.label}
+                  {n > 0 ? ` (${n} unread)` : ''}
+                </option>
+              );
+            })}
           </select>
         </label>
         <NewConversation address={address} />
@@ -311,9 +319,24 @@ function Thread({
   }, [rows.length, key, c.peer, state]);
   // New messages keep the view at the bottom when it was there.
   const atBottom = useRef(true);
+  const [missed, setMissed] = useState(0);
+  const seenCount = useRef(rows.length);
   useLayoutEffect(() => {
-    if (atBottom.current && rows.length > 0) virtual.scrollToIndex(rows.length - 1, { align: 'end' });
-  }, [rows.length, virtual]);
+    const added = rows.length - seenCount.current;
+    seenCount.current = rows.length;
+    // One's own new message always brings the view down to it.
+    const mine = added > 0 && rows.at(-1)?.from === key;
+    if ((atBottom.current || mine) && rows.length > 0) {
+      atBottom.current = true;
+      setMissed(0);
+      virtual.scrollToIndex(rows.length - 1, { align: 'end' });
+    } else if (added > 0) setMissed((n) => n + added);
+  }, [rows, key, virtual]);
+  const toNewest = () => {
+    atBottom.current = true;
+    setMissed(0);
+    virtual.scrollToIndex(rows.length - 1, { align: 'end' });
+  };
 
   return (
     <div className="chat-thread" data-testid="chat-thread" data-peer={c.peer}>
@@ -337,6 +360,7 @@ function Thread({
         onScroll={(e) => {
           const el = e.currentTarget;
           atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+          if (atBottom.current && missed > 0) setMissed(0);
         }}
       >
         {rows.length === 0 && <p className="muted chat-empty">No messages yet: say hello.</p>}
@@ -363,6 +387,11 @@ function Thread({
           })}
         </div>
       </div>
+      {missed > 0 && (
+        <button type="button" className="chat-newest" onClick={toNewest} data-testid="chat-newest">
+          ↓ {missed} new {missed === 1 ? 'message' : 'messages'}
+        </button>
+      )}
       <Composer address={address} to={c.peer} />
     </div>
   );
@@ -415,8 +444,17 @@ function Bubble({ m, mine, address }: { m: UiMessage; mine: boolean; address: st
   );
 }
 
+/** Unsent text per account and conversation, kept while the window is open. */
+const drafts = new Map<string, string>();
+
 function Composer({ address, to }: { address: string; to: string }) {
-  const [text, setText] = useState('');
+  const draftKey = `${address}:${to}`;
+  const [text, setTextState] = useState(() => drafts.get(draftKey) ?? '');
+  const setText = (t: string) => {
+    setTextState(t);
+    if (t === '') drafts.delete(draftKey);
+    else drafts.set(draftKey, t);
+  };
   const input = useRef<HTMLTextAreaElement>(null);
   useEffect(() => input.current?.focus(), [to]);
   const bytes = new TextEncoder().encode(text).length;
