@@ -4,7 +4,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { addressFromPublicKey, generateKeyPair } from '../../node-core/protocol/keys.ts';
-import { signChatEnvelope, signDirectoryRegistration } from '../../node-core/protocol/payloads.ts';
+import { signChatEnvelope } from '../../node-core/protocol/payloads.ts';
+import { registerAccount } from '../helpers/chat-kit.ts';
 import { http, nowNs } from '../helpers/ledger-kit.ts';
 import { startTestNode, tempDir, type TestNode, waitFor } from '../helpers/node.ts';
 import { listenAddr, P2P, peerCount } from '../helpers/p2p.ts';
@@ -205,12 +206,7 @@ describe('chat in Chromium: two windows, two accounts, one node', () => {
     await shot(bob.page, '08-failed-retry');
 
     // They open their app (registered on this node): Retry sends it.
-    const nodeId = ((await http(ui.node.node.url, 'GET', '/node')).body as { id: string }).id;
-    const reg = signDirectoryRegistration(
-      { account: stranger.pub_key, node_peer: nodeId, timestamp: nowNs() },
-      hexToBytes(stranger.seed_hex),
-    );
-    expect((await http(ui.node.node.url, 'POST', '/directory/register', reg)).status).toBe(200);
+    expect((await registerAccount(ui.node.node.url, stranger, ui.node.node.nodeId)).status).toBe(200);
     await failed.getByTestId('chat-retry').click();
     const sent = rowsOf(bob.page).filter({ hasText: 'Are you there?' });
     await expect.poll(() => sent.getAttribute('data-status'), { timeout: 15_000 }).toBe('sent');
@@ -237,11 +233,7 @@ describe('chat in Chromium: two windows, two accounts, one node', () => {
     const b = other!;
     await waitFor(
       async () => {
-        const reg = signDirectoryRegistration(
-          { account: dave.pub_key, node_peer: b.node.nodeId, timestamp: nowNs() },
-          hexToBytes(dave.seed_hex),
-        );
-        await http(b.node.url, 'POST', '/directory/register', reg);
+        await registerAccount(b.node.url, dave, b.node.nodeId);
         await new Promise((r) => setTimeout(r, 500));
         return ui.node.node.directory.lookup(dave.pub_key)?.node_peer === b.node.nodeId;
       },
