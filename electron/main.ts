@@ -17,6 +17,7 @@ import {
   dialog,
   ipcMain,
   nativeImage,
+  Notification,
   safeStorage,
   screen,
   session,
@@ -35,6 +36,7 @@ import { decideNavigation, isNodeUrl, originOf, permissionAllowed } from './navi
 import { desktopVerifyThreads, startDesktopNode } from './node-host.ts';
 import { PowHost, type PowProcess } from './pow-host.ts';
 import { StatusTray } from './tray.ts';
+import { unreadNotice } from './unread-notice.ts';
 import { secureWebPreferences, windowOptions } from './window-options.ts';
 import {
   fitWindowState,
@@ -67,6 +69,8 @@ function run(): void {
 
   let node: LedgerNode | undefined;
   let win: BrowserWindow | undefined;
+  /** The unread chat count the page last reported (a rise notifies). */
+  let unreadCount = 0;
   let tray: StatusTray | undefined;
   let quit: 'running' | 'stopping' | 'done' = 'running';
 
@@ -166,6 +170,14 @@ function run(): void {
           tray?.setUnread(count);
           // The dock (macOS) or launcher (Unity) badge; a no-op where the desktop has none.
           app.setBadgeCount(count);
+          const inFront = win !== undefined && !win.isDestroyed() && win.isVisible() && win.isFocused();
+          const notice = unreadNotice(unreadCount, count, inFront);
+          unreadCount = count;
+          if (notice !== undefined && Notification.isSupported()) {
+            const n = new Notification({ title: 'Ledger Node Desktop', body: notice });
+            n.on('click', showWindow);
+            n.show();
+          }
         },
         isTrustedSender: (event) => {
           try {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { notificationBody, shouldNotify } from '../../renderer/src/chat/notify.ts';
 import { unreadLine } from '../../electron/tray-status.ts';
+import { unreadNotice } from '../../electron/unread-notice.ts';
 
 /** When an incoming message is notified, what the notification says, and the tray's unread line. */
 describe('chat notifications', () => {
@@ -13,11 +14,14 @@ describe('chat notifications', () => {
     expect(shouldNotify({ ...base, hidden: true, permission: 'denied' })).toBe(false);
   });
 
-  it('in the desktop app: whenever its window does not have the focus', () => {
+  it('in the desktop app: never from the page; main notifies when the unread count rises out of sight', () => {
     const desk = { ...base, desktop: true };
-    expect(shouldNotify({ ...desk, focused: false })).toBe(true);
-    expect(shouldNotify({ ...desk, focused: true })).toBe(false);
-    expect(shouldNotify({ ...desk, focused: true, hidden: true })).toBe(true);
+    expect(shouldNotify({ ...desk, focused: false, hidden: true })).toBe(false);
+    expect(unreadNotice(0, 1, false)).toBe('A new chat message');
+    expect(unreadNotice(2, 5, false)).toBe('3 new chat messages (5 unread)');
+    expect(unreadNotice(0, 1, true)).toBeUndefined(); // the window is in front
+    expect(unreadNotice(5, 2, false)).toBeUndefined(); // read elsewhere: nothing new
+    expect(unreadNotice(3, 3, false)).toBeUndefined();
   });
 
   it('cuts a long message to 140 characters, never inside a character', () => {

@@ -1,9 +1,10 @@
 import { desktopBridge } from '../bridge.ts';
 
 /**
- * Desktop notifications of incoming chat messages: in the desktop app when the window is not
- * focused, in a browser when the page is hidden and the user allowed them (asked once, from a
- * click, as browsers require).
+ * Notifications of incoming chat messages in a browser: when the page is hidden and the user
+ * allowed them (asked once, from a click, as browsers require). The desktop app refuses web
+ * permissions to its page; there the main process notifies when the unread count it is given
+ * (tray.setUnread) rises while the window is not in front (electron/unread-notice.ts).
  */
 
 export function notificationsSupported(): boolean {
@@ -29,13 +30,12 @@ export interface Surroundings {
 }
 
 /**
- * Whether a message arriving now deserves a notification: allowed, and the user is not looking (a
- * desktop window without the focus; a browser page that is hidden, since a visible tab beside
- * another window is still seen).
+ * Whether a message arriving now deserves a notification from the page: allowed, in a browser (the
+ * desktop app's main process notifies instead, never twice), and the page hidden (a visible tab
+ * beside another window is still seen).
  */
 export function shouldNotify(s: Surroundings): boolean {
-  if (s.permission !== 'granted') return false;
-  return s.desktop ? !s.focused || s.hidden : s.hidden;
+  return s.permission === 'granted' && !s.desktop && s.hidden;
 }
 
 /** A notification is a glance: the first 140 characters, the page has the rest. */
