@@ -168,6 +168,58 @@ describe('chat in Chromium: two windows, two accounts, one node', () => {
     await shot(bob.page, '05-reply');
   }, 60_000);
 
+  it('notifies a message that arrives while the page is hidden, and counts it unread until seen', async () => {
+    // The browser's notification and visibility, observed: a recording Notification, a hidden page.
+    await alice.page.evaluate(() => {
+      const w = window as unknown as { __notes: { title: string; body: string }[]; __asked: number };
+      w.__notes = [];
+      w.__asked = 0;
+      let permission = 'default';
+      class RecordingNotification {
+        static get permission() {
+          return permission;
+        }
+        static requestPermission() {
+          w.__asked += 1;
+          permission = 'granted';
+          return Promise.resolve('granted');
+        }
+        onclick: (() => void) | null = null;
+        constructor(title: string, opts: { body: string }) {
+          w.__notes.push({ title, body: opts.body });
+        }
+        close() {}
+      }
+      Object.defineProperty(window, 'Notification', { configurable: true, value: RecordingNotification });
+    });
+    // Asked once, from a click.
+    await alice.page.getByTestId('chat-notify-enable').click();
+    await alice.page.getByTestId('chat-notify-enable').waitFor({ state: 'detached' });
+    expect(await alice.page.evaluate(() => (window as unknown as { __asked: number }).__asked)).toBe(1);
+    const setHidden = (hidden: boolean) =>
+      alice.page.evaluate((h) => {
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => h });
+        Object.defineProperty(document, 'visibilityState', {
+          configurable: true,
+          get: () => (h ? 'hidden' : 'visible'),
+        });
+        document.dispatchEvent(new Event('visibilitychange'));
+      }, hidden);
+    await setHidden(true);
+
+    await bob.page.getByTestId('chat-input').click();
+    await bob.page.keyboard.type('Still there?');
+    await bob.page.keyboard.press('Enter');
+    await expect
+      .poll(() => alice.page.evaluate(() => (window as unknown as { __notes: unknown[] }).__notes))
+      .toEqual([{ title: 'Message from Bob', body: 'Still there?' }]);
+    // Her conversation is open but not seen: unread.
+    await alice.page.getByTestId('nav-chat-unread').waitFor();
+    expect(await alice.page.getByTestId('nav-chat-unread').innerText()).toBe('1');
+    await setHidden(false);
+    await alice.page.getByTestId('nav-chat-unread').waitFor({ state: 'detached' });
+  }, 30_000);
+
   it('starts a conversation from an address book name', async () => {
     await alice.page.getByTestId('chat-new-input').fill('bob');
     await alice.page.getByTestId('chat-new-start').click();
