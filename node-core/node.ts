@@ -62,6 +62,8 @@ import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
 import { NetError } from './net/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { Directory } from './net/directory.ts';
+import { chatArea, directoryArea, leaseHoldsArea, NOT_COVERED } from './agent/areas.ts';
+import { Checkpoints } from './agent/checkpoints.ts';
 import { ChatChallenges } from './chat/challenges.ts';
 import { ChatEventHub } from './chat/chat-events.ts';
 import { ChatOutbox, type ChatOutboxOptions, ChatDeliveryError } from './chat/chat-outbox.ts';
@@ -330,6 +332,8 @@ export class LedgerNode {
   /** Hands chat messages to the recipients' nodes, retrying until they take them. */
   chatOutbox!: ChatOutbox;
   private chatPruner: NodeJS.Timeout | undefined;
+  /** Agent checkpoints of the local state: chat, directory, lease holds (agent/checkpoints.ts). */
+  checkpoints!: Checkpoints;
   /** The libp2p peer id while networking is off (see start). */
   private offlinePeerId: string | undefined;
   /** Who may reach a lease's VM, and the way there (here, or through its provider). */
@@ -425,6 +429,7 @@ export class LedgerNode {
       this.directory.start();
       this.startChat();
       this.startMarketplace();
+      this.startCheckpoints();
       this.vmAccess = new VmAccess({
         address: this.nodeKey.address,
         lease: (h) => this.ledger.leases.get(h),
@@ -929,6 +934,33 @@ export class LedgerNode {
     prune();
     this.chatPruner = setInterval(prune, chat.pruneEveryMs ?? 3_600_000);
     this.chatPruner.unref();
+  }
+
+  /**
+   * Agent checkpoints over the local state that lives in the node: the chat store, the directory
+   * cache and the lease holds. Messages a rollback puts back go to the event streams (as new) and,
+   * when still pending, to the outbox.
+   */
+  private startCheckpoints(): void {
+    this.checkpoints = new Checkpoints({
+      db: this.store.agentCheckpoints,
+      transaction: (fn) => this.store.transaction(fn),
+      now: this.now,
+      notCovered: NOT_COVERED,
+      areas: [
+        chatArea(this.chatStore, (restored) => {
+          for (const m of restored) {
+            this.chatEvents.publish(m);
+            if (this.opts.p2p !== false && this.chatStore.delivery(m.id)?.state === 'pending')
+              this.chatOutbox
+                .deliverNow(m, 0)
+                .catch((err: Error) => this.log?.warn({ err: err.message }, 'chat outbox: restored message'));
+          }
+        }),
+        directoryArea(this.directory),
+        leaseHoldsArea(this.store.leaseHolds, () => this.leaseHolds?.reload()),
+      ],
+    });
   }
 
   /** The libp2p door of chat: a message from another node's outbox (undefined: not a chat request). */

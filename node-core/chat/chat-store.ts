@@ -54,6 +54,26 @@ export interface Delivery {
   error?: string;
 }
 
+/**
+ * One message as a snapshot keeps it (agent checkpoints, agent/checkpoints.ts): its stored JSON
+ * without the sequence number (canonical: the same message always gives the same text), and the
+ * JSON of its delivery record when it has one.
+ */
+export interface ChatSnapshotEntry {
+  message: string;
+  delivery?: string;
+}
+
+/** What a restore changed. */
+export interface ChatRestoreResult {
+  /** Ids of the messages removed (stored now, not in the snapshot). */
+  removed: string[];
+  /** Messages put back (in the snapshot, not stored now), with their new sequence numbers. */
+  restored: StoredMessage[];
+  /** Ids of messages kept whose delivery record was put back as the snapshot had it. */
+  deliveries: string[];
+}
+
 export interface ChatRetention {
   /** Messages kept per account (both directions); the oldest go first (default 10,000). */
   maxPerAccount: number;
@@ -265,6 +285,63 @@ export class ChatStore {
     });
   }
 
+  /** Every stored message by id, with its delivery record (agent checkpoints). */
+  snapshot(): Map<string, ChatSnapshotEntry> {
+    const out = new Map<string, ChatSnapshotEntry>();
+    for (const { key, value } of this.messages.getRange()) {
+      const delivery = this.deliveries?.get(key);
+      out.set(key, { message: snapshotText(decode(value)), ...(delivery !== undefined ? { delivery } : {}) });
+    }
+    return out;
+  }
+
+  /** Makes the stored messages exactly those of `snapshot`, in one transaction (see restoreSync). */
+  async restore(snapshot: ReadonlyMap<string, ChatSnapshotEntry>): Promise<ChatRestoreResult> {
+    return this.transaction(() => this.restoreSync(snapshot));
+  }
+
+  /**
+   * Inside a transaction: makes the stored messages exactly those of `snapshot` (an agent rollback).
+   * Messages stored now and not in it go, with their index entries, sequence entry and delivery;
+   * those in it and gone now come back with their index entries and delivery record. Sequence numbers
+   * are never reused: a message put back gets a new one, so event streams see it as a new message
+   * (a client resuming after an older id gets it again). Retention is not applied here: the next
+   * pruning does. A message kept whose delivery record differs gets the snapshot's record back.
+   */
+  restoreSync(snapshot: ReadonlyMap<string, ChatSnapshotEntry>): ChatRestoreResult {
+    const result: ChatRestoreResult = { removed: [], restored: [], deliveries: [] };
+    for (const id of [...this.messages.getKeys()]) {
+      if (snapshot.has(id)) continue;
+      const m = this.get(id);
+      if (!m) continue;
+      for (const party of parties(m)) this.index.removeSync(indexKey(party, m.timestamp, id));
+      this.messages.removeSync(id);
+      this.deliveries?.removeSync(id);
+      if (m.seq !== undefined) this.seqs?.removeSync(pad(m.seq));
+      result.removed.push(id);
+    }
+    for (const [id, entry] of snapshot) {
+      if (this.messages.get(id) !== undefined) {
+        const held = this.deliveries?.get(id);
+        if (this.deliveries && held !== entry.delivery) {
+          if (entry.delivery === undefined) this.deliveries.removeSync(id);
+          else this.deliveries.putSync(id, entry.delivery);
+          result.deliveries.push(id);
+        }
+        continue;
+      }
+      const { seq: _old, ...kept } = decode(entry.message);
+      if (kept.id !== id) throw new Error(`chat snapshot entry ${id} holds message ${kept.id}`);
+      const seq = this.nextSeq(id);
+      const msg: StoredMessage = { ...kept, ...(seq !== undefined ? { seq } : {}) };
+      this.messages.putSync(id, encode(msg));
+      for (const party of parties(msg)) this.index.putSync(indexKey(party, msg.timestamp, id), '');
+      if (entry.delivery !== undefined) this.deliveries?.putSync(id, entry.delivery);
+      result.restored.push(msg);
+    }
+    return result;
+  }
+
   /** Inside a transaction: the next sequence number, recorded for `id` (none without the database). */
   private nextSeq(id: string): bigint | undefined {
     if (!this.seqs) return undefined;
@@ -328,6 +405,20 @@ function parties(m: { from: string; to: string }): string[] {
 
 function encode(m: StoredMessage): string {
   return stringifyJson(m);
+}
+
+/** A message's snapshot text: its stored fields in a fixed order, without the sequence number. */
+function snapshotText(m: StoredMessage): string {
+  return stringifyJson({
+    id: m.id,
+    from: m.from,
+    to: m.to,
+    message: m.message,
+    timestamp: m.timestamp,
+    signature: m.signature,
+    ...(m.pow_nonce !== undefined ? { pow_nonce: m.pow_nonce } : {}),
+    received_at: m.received_at,
+  });
 }
 
 function decode(text: string): StoredMessage {

@@ -190,6 +190,32 @@ export class Directory {
     return out;
   }
 
+  /**
+   * Replaces every entry with `registrations` at once (an agent rollback, agent/checkpoints.ts): they
+   * were checked when first stored, so they are not verified again; expired ones are left out, and
+   * when there are more than the directory keeps, the newest are kept.
+   */
+  replaceAll(registrations: readonly Registration[]): void {
+    const cutoff = this.now() - DIRECTORY_TTL_NS;
+    const live = registrations
+      .filter((r) => r.timestamp > cutoff)
+      .sort((a, b) => (a.timestamp > b.timestamp ? -1 : a.timestamp < b.timestamp ? 1 : 0))
+      .slice(0, this.maxEntries);
+    this.entries.clear();
+    for (const r of live) {
+      const address = addressFromPublicKey(r.account);
+      const held = this.entries.get(address);
+      if (!held || held.timestamp < r.timestamp)
+        this.entries.set(address, {
+          account: r.account,
+          node_peer: r.node_peer,
+          timestamp: r.timestamp,
+          signature: r.signature,
+          address,
+        });
+    }
+  }
+
   /** Drops expired entries. */
   prune(): void {
     const cutoff = this.now() - DIRECTORY_TTL_NS;

@@ -104,6 +104,11 @@ export class Store {
   readonly idempotency: Database<string, string>;
   /** The agent audit log (api/audit-log.ts): `<time ns, 20 digits>` -> entry JSON, oldest first */
   readonly agentAudit: Database<string, string>;
+  /**
+   * Agent checkpoints of the node's local state (agent/checkpoints.ts): `meta:<id>` -> {id, name,
+   * created_at, counts} JSON, `data:<id>` -> the captured areas JSON
+   */
+  readonly agentCheckpoints: Database<string, string>;
 
   private constructor(root: RootDatabase) {
     this.root = root;
@@ -138,6 +143,7 @@ export class Store {
     this.leaseHolds = text<string>('lease_holds');
     this.idempotency = text<string>('idempotency');
     this.agentAudit = text<string>('agent_audit');
+    this.agentCheckpoints = text<string>('agent_checkpoints');
   }
 
   static open(opts: StoreOptions): Store {

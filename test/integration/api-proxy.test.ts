@@ -267,6 +267,10 @@ describe('HTTP API: proxy form', () => {
         '/lease/{hash}/renew',
         '/lease/{hash}/hold',
         '/agent/audit',
+        '/agent/checkpoints',
+        '/agent/checkpoints',
+        '/agent/checkpoints/{id}/diff',
+        '/agent/rollbacks',
       ]);
       expect((await get('/api')).body).toEqual(r.body);
     });

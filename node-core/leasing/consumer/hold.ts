@@ -105,6 +105,17 @@ export class LeaseHolds {
     this.tick();
   }
 
+  /**
+   * Reads the stored holds again, replacing those held in memory (an agent rollback rewrote the
+   * `lease_holds` database, agent/checkpoints.ts), and looks at them at once when running. A renewal
+   * under way finishes; its outcome may then be stored over what was read.
+   */
+  reload(): void {
+    this.holds.clear();
+    for (const { key, value } of this.d.db.getRange({})) this.holds.set(key, decode(value));
+    this.tick();
+  }
+
   /** Stops the timer and waits for renewals under way (the store must outlive them). */
   async stop(): Promise<void> {
     this.running = false;
