@@ -12,6 +12,12 @@ import { followAccount } from './events.ts';
 import { clearLinks } from './link.ts';
 import { chatState, safeUnread, useChatState } from './state.ts';
 
+/** The page title with the unread count in front: "(3) Ledger Node". */
+function withCount(title: string, unread: number): string {
+  const base = title.replace(/^\(\d+\) /, '');
+  return unread > 0 ? `(${unread}) ${base}` : base;
+}
+
 /**
  * Runs while the keystore is unlocked: registers the accounts in the directory and renews them
  * before the TTL, follows each account's event stream, notifies incoming messages, and puts the
@@ -45,8 +51,15 @@ export function ChatRunner({ accounts }: { accounts: readonly AccountInfo[] }) {
   const unread = accounts.reduce((n, a) => n + safeUnread(state, a.address), 0);
   useEffect(() => {
     desktopBridge()?.tray.setUnread(unread);
-    const base = document.title.replace(/^\(\d+\) /, '');
-    document.title = unread > 0 ? `(${unread}) ${base}` : base;
+    document.title = withCount(document.title, unread);
   }, [unread]);
+  // Locked: nothing to count (and nothing to show about the accounts).
+  useEffect(
+    () => () => {
+      desktopBridge()?.tray.setUnread(0);
+      document.title = withCount(document.title, 0);
+    },
+    [],
+  );
   return null;
 }
