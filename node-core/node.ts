@@ -976,7 +976,10 @@ export class LedgerNode {
     if (!p2p.isVerified(peer)) {
       // Dialled in the background: once connected, onPeer has the outbox try again at once.
       p2p.connect(peer);
-      throw new ChatDeliveryError('unreachable', `the recipient's node ${peer} is not connected`);
+      throw new ChatDeliveryError(
+        'unreachable',
+        `their node is offline (not connected to this one); retrying until it is back (node ${peer})`,
+      );
     }
     try {
       await p2p.request(peer, 'account_chat', chatEnvelopeJson(m), { timeoutMs: 10_000 });

@@ -229,6 +229,15 @@ describe('chat between two nodes', () => {
     await waitFor(() => a.node.chatStore.delivery(id)?.state === 'delivered', 5_000, 'delivered on A');
     expect(a.node.chatOutbox.pending).toBe(0);
     expect((await messages(b!, bob)).map((m) => m.message)).toContain('sent while your node was down');
+    // A replay of the sender's stream tells where the message stands now.
+    const replay = await openEvents(a.node.url, `${await proof(a, alice)}&last_event_id=0`);
+    try {
+      await waitFor(() => replay.frames.some((f) => f.data.id === id), 5_000, 'the replay');
+      const frame = replay.frames.find((f) => f.event === 'message' && f.data.id === id)!;
+      expect(frame.data.delivery).toMatchObject({ state: 'delivered' });
+    } finally {
+      replay.close();
+    }
   }, 90_000);
 
   it('fails a message out of time, and a retry delivers it', async () => {

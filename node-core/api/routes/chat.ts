@@ -1,7 +1,7 @@
 import { ChatAuthError, type ProofParams } from '../../chat/challenges.ts';
 import { ChatEventStream } from '../../chat/chat-events.ts';
 import { ChatSendError } from '../../chat/chat-service.ts';
-import { chatEnvelopeJson, type Delivery } from '../../chat/chat-store.ts';
+import { chatEnvelopeJson, type Delivery, type StoredMessage } from '../../chat/chat-store.ts';
 import type { LedgerNode } from '../../node.ts';
 import { stringifyJson } from '../../protocol/json.ts';
 import { ApiError } from '../errors.ts';
@@ -99,6 +99,11 @@ const LAST_EVENT_ID = /^[0-9]{1,20}$/;
 type EventsQuery = ProofParams & { last_event_id?: string };
 
 export function chatRoutes(node: LedgerNode): RouteDef[] {
+  /** A message as the reads and the event stream show it: the envelope, and its delivery if forwarded. */
+  const messageJson = (m: StoredMessage) => {
+    const d = node.chatStore.delivery(m.id);
+    return { ...chatEnvelopeJson(m), ...(d ? { delivery: deliveryJson(d) } : {}) };
+  };
   const security = createSecurity({ bindAddress: '127.0.0.1', adminToken: node.adminToken });
   /** The account's public key once its ownership proof holds. */
   const prove = (q: ProofParams): string => {
@@ -191,10 +196,7 @@ export function chatRoutes(node: LedgerNode): RouteDef[] {
           limit,
         });
         reply.header('x-total-count', String(page.total));
-        return page.messages.map((m) => {
-          const d = node.chatStore.delivery(m.id);
-          return { ...chatEnvelopeJson(m), ...(d ? { delivery: deliveryJson(d) } : {}) };
-        });
+        return page.messages.map(messageJson);
       },
     }),
     defineRoute<{ params: { id: string }; query: ProofParams }>({
@@ -306,7 +308,8 @@ export function chatRoutes(node: LedgerNode): RouteDef[] {
           res: reply.raw,
           party,
           lastEventId: given === undefined ? undefined : BigInt(given),
-          json: (m) => stringifyJson(chatEnvelopeJson(m)),
+          // With its delivery record, so a replay tells where each forwarded message stands.
+          json: (m) => stringifyJson(messageJson(m)),
           serverListening: () => server.listening,
         });
         return undefined;
