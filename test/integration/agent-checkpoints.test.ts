@@ -201,6 +201,20 @@ describe('agent checkpoints on a real node', () => {
     );
   });
 
+  it('an Idempotency-Key replay answers the first rollback again and does not run it twice', async () => {
+    const key = { ...admin(), 'idempotency-key': 'rollback-once', 'x-source': 'agent' };
+    const c = await post('/agent/checkpoints', { name: 'replay' }, key);
+    expect(c.status, c.text).toBe(201);
+    const again = await post('/agent/checkpoints', { name: 'replay' }, key);
+    expect(again.text).toBe(c.text);
+    const names = ((await get('/agent/checkpoints')).body as { checkpoints: Json[] }).checkpoints.map(
+      (x) => x.name,
+    );
+    expect(names.filter((n) => n === 'replay')).toHaveLength(1);
+    const audit = (await get('/agent/audit')).body as { entries: Json[] };
+    expect(audit.entries[0]).toMatchObject({ route: '/agent/checkpoints', replayed: true, status: 201 });
+  });
+
   it('keeps checkpoints across a restart', async () => {
     const listed = ((await get('/agent/checkpoints')).body as { checkpoints: Json[] }).checkpoints;
     await t.stop({ keepData: true });
