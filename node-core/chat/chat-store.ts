@@ -409,16 +409,7 @@ function encode(m: StoredMessage): string {
 
 /** A message's snapshot text: its stored fields in a fixed order, without the sequence number. */
 function snapshotText(m: StoredMessage): string {
-  return stringifyJson({
-    id: m.id,
-    from: m.from,
-    to: m.to,
-    message: m.message,
-    timestamp: m.timestamp,
-    signature: m.signature,
-    ...(m.pow_nonce !== undefined ? { pow_nonce: m.pow_nonce } : {}),
-    received_at: m.received_at,
-  });
+  return stringifyJson({ ...chatEnvelopeJson(m), received_at: m.received_at });
 }
 
 function decode(text: string): StoredMessage {

@@ -11,7 +11,7 @@ import {
 import { DEFAULT_AUDIT_MAX_ENTRIES, listAudit } from '../audit-log.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
-import { digitsParam, errorSchema, I64_MAX, limitParam, queryBigInt, queryLimit } from './common.ts';
+import { digitsParam, errorSchema, limitParam, queryLimit, querySince } from './common.ts';
 
 /**
  * Agent verbs (contract, Announced agent verbs; decisions D13): the audit log of every call made with
@@ -209,10 +209,7 @@ export function agentRoutes(node: LedgerNode): RouteDef[] {
       },
       async handler(req) {
         const limit = queryLimit(req.query.limit);
-        const since =
-          req.query.since === undefined
-            ? undefined
-            : queryBigInt(req.query.since, 'since', { default: 0n, max: I64_MAX });
+        const since = querySince(req.query.since);
         return { entries: listAudit(node.store.agentAudit, { limit, since }) };
       },
     }),

@@ -7,16 +7,7 @@ import { StoreFullError } from '../../store/errors.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import { blockTellUser } from '../tell-user.ts';
-import {
-  digitsParam,
-  errorSchema,
-  hex64,
-  I64_MAX,
-  limitParam,
-  lower,
-  queryBigInt,
-  queryLimit,
-} from './common.ts';
+import { digitsParam, errorSchema, hex64, limitParam, lower, queryLimit, querySince } from './common.ts';
 import { storedBlockJson } from './accounts.ts';
 
 /** The contract's Blocks table: submission of every block type, lookup, recent blocks. */
@@ -136,10 +127,7 @@ export function blockRoutes(node: LedgerNode): RouteDef[] {
       },
       async handler(req) {
         const limit = queryLimit(req.query.limit);
-        const since =
-          req.query.since === undefined
-            ? undefined
-            : queryBigInt(req.query.since, 'since', { default: 0n, max: I64_MAX });
+        const since = querySince(req.query.since);
         return node.ledger.recentBlocks(limit, since).map(storedBlockJson);
       },
     }),

@@ -137,3 +137,8 @@ export function balanceMap(b: Record<string, bigint>): Record<string, string> {
 export function notFound(what: string): ApiError {
   return ApiError.notFound(what);
 }
+
+/** An optional `since` query parameter (Unix ns, i64), as the routes that page by time read it. */
+export function querySince(v: string | undefined): bigint | undefined {
+  return v === undefined ? undefined : queryBigInt(v, 'since', { default: 0n, max: I64_MAX });
+}
