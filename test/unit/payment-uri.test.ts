@@ -102,11 +102,10 @@ describe('buildPaymentUri', () => {
   });
 
   it('round-trips every request it accepts', () => {
-    const memo = fc
-      .string({ unit: 'grapheme', maxLength: 16 })
-      .filter(
-        (s) => !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(s) && new TextEncoder().encode(s).length <= 64,
-      );
+    const memo = fc.string({ unit: 'grapheme', maxLength: 16 }).filter((s) => {
+      const bytes = new TextEncoder().encode(s);
+      return bytes.length <= 64 && bytes.every((b) => (b >= 0x20 && b !== 0x7f) || b === 0x09 || b === 0x0a);
+    });
     fc.assert(
       fc.property(
         fc.stringMatching(/^[0-9a-f]{64}$/),
