@@ -1,4 +1,4 @@
-import { ed25519 } from '@noble/curves/ed25519.js';
+import { ed25519 } from './ed25519.ts';
 import { ProtocolError } from './errors.ts';
 import { sha256 } from './hash.ts';
 import { bytesToHex, concatBytes, hexToBytes, isHex, utf8 } from './hex.ts';
@@ -54,7 +54,7 @@ export function signBytes(message: Uint8Array, seed: Uint8Array): Uint8Array {
 export function verifyBytes(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
   if (signature.length !== 64 || publicKey.length !== 32) return false;
   try {
-    return ed25519.verify(signature, message, publicKey, { zip215: false });
+    return ed25519.verifyStrict(signature, message, publicKey);
   } catch {
     return false;
   }

@@ -1,4 +1,4 @@
-import { ed25519 } from '@noble/curves/ed25519.js';
+import { ed25519 } from './ed25519.ts';
 import { ProtocolError } from './errors.ts';
 import { bytesToHex, concatBytes, hexToBytes, utf8 } from './hex.ts';
 import { u32BE } from './int.ts';
