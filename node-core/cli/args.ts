@@ -5,6 +5,7 @@ import { MAX_PRICE_MULTIPLIER_MILLI, MIN_PRICE_MULTIPLIER_MILLI } from '../proto
 import { parseDifficulty } from '../protocol/pow.ts';
 import type { ProviderCapacity } from '../leasing/marketplace/capacity.ts';
 import { DEFAULT_PROVIDE } from '../leasing/provider/policy.ts';
+import { LOG_FORMATS, type LogFormat } from './log-format.ts';
 
 export { DEFAULT_PROVIDE };
 
@@ -67,6 +68,8 @@ export interface CliOptions {
   /** Signature-verification worker threads, at most (the node's default when unset). */
   verifyThreads?: number;
   logLevel: string;
+  /** `--log-format`: JSON lines, readable lines, or readable on a terminal only (auto). */
+  logFormat: LogFormat;
   /** Folder of the built GUI; false serves none; undefined is the node's default. */
   uiDir?: string | false;
 }
@@ -150,6 +153,8 @@ Options:
                           (default: renderer/dist, built by npm run build:renderer)
   --no-ui                 do not serve the GUI
   --log-level LEVEL       fatal, error, warn, info, debug or trace (default info)
+  --log-format FORMAT     pretty (readable lines), json (one JSON object a line) or
+                          auto: pretty on a terminal, json otherwise (default auto)
   --help                  show this help
   --version               show the version
 `;
@@ -181,6 +186,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     dial: [],
     genesisSet: {},
     logLevel: 'info',
+    logFormat: 'auto',
     vmDriver: 'auto',
     allowSandbox: false,
     leasePolicy: {},
@@ -399,6 +405,13 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         const v = value();
         if (!LEVELS.includes(v)) throw new UsageError(`--log-level takes one of ${LEVELS.join(', ')}`);
         o.logLevel = v;
+        break;
+      }
+      case '--log-format': {
+        const v = value();
+        if (!(LOG_FORMATS as readonly string[]).includes(v))
+          throw new UsageError(`--log-format takes one of ${LOG_FORMATS.join(', ')}`);
+        o.logFormat = v as LogFormat;
         break;
       }
       default:

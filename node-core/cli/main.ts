@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { LedgerNode, NodeStartError } from '../node.ts';
 import { NODE_VERSION } from '../version.ts';
 import { HELP, parseArgs, UsageError } from './args.ts';
+import { prettyDestination, wantsColor, wantsPretty } from './log-format.ts';
 import { defaultDataDir } from './paths.ts';
 
 export interface MainHooks {
@@ -10,7 +11,8 @@ export interface MainHooks {
 }
 
 /**
- * `ledger-node`: runs a node until SIGINT or SIGTERM. Structured logs go to stderr; one plain line
+ * `ledger-node`: runs a node until SIGINT or SIGTERM. Logs go to stderr (readable lines on a terminal,
+ * JSON lines otherwise or with `--log-format json`, log-format.ts); one plain line
  * on stdout says when the node is ready and where (scripts can wait for it).
  */
 export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
@@ -33,7 +35,12 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     process.stdout.write(`ledger-node ${NODE_VERSION}\n`);
     return 0;
   }
-  const logger = pino({ level: opts.logLevel, base: { name: 'ledger-node' } }, pino.destination(2));
+  const logger = pino(
+    { level: opts.logLevel, base: { name: 'ledger-node' } },
+    wantsPretty(opts.logFormat, process.stderr.isTTY === true)
+      ? prettyDestination(process.stderr, { color: wantsColor(process.stderr.isTTY === true, process.env) })
+      : pino.destination(2),
+  );
   const dataDir = opts.dataDir ?? defaultDataDir();
   const node = new LedgerNode({
     dataDir,
