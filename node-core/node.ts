@@ -62,7 +62,8 @@ import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
 import { NetError } from './net/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { Directory } from './net/directory.ts';
-import { chatArea, directoryArea, leaseHoldsArea, NOT_COVERED } from './agent/areas.ts';
+import { appStoreAreas, chatArea, directoryArea, leaseHoldsArea, NOT_COVERED } from './agent/areas.ts';
+import { AppStore } from './app-store/app-store.ts';
 import { Checkpoints } from './agent/checkpoints.ts';
 import { ChatChallenges } from './chat/challenges.ts';
 import { ChatEventHub } from './chat/chat-events.ts';
@@ -79,6 +80,11 @@ import type { P2PHost, Verdict } from './net/host.ts';
 import type { MessengerLimitOptions } from './net/request-limits.ts';
 import type { SelfRegistration, SelfRegistrationOptions } from './net/self-registration.ts';
 import type { Syncer } from './net/sync.ts';
+import type { PeerLatency } from './net/peer-latency.ts';
+import { P2PSwitch } from './net/p2p-switch.ts';
+import { type ActivityOptions, ActivitySampler } from './metrics/activity.ts';
+import { LogRing } from './metrics/log-ring.ts';
+import { teeLogger } from './metrics/log-tee.ts';
 import { StateChainError } from './statechain/statechain.ts';
 import { type PerformanceCertificate, verifyCertificateContent } from './protocol/certificate.ts';
 import type { Attestation } from './protocol/block.ts';
@@ -183,6 +189,8 @@ export interface NodeOptions {
    */
   uiDir?: string | false;
   logger?: Logger;
+  /** Sampling of the activity history (`GET /node/activity`); tests sample faster. */
+  activity?: ActivityOptions;
   /** Clock in Unix nanoseconds (tests may inject one). */
   now?: () => bigint;
 }
@@ -266,6 +274,14 @@ export class LedgerNode {
   readonly dataDir: string;
   readonly now: () => bigint;
   readonly log: Logger | undefined;
+  /** The recent log lines (`GET /node/log`): every line the node logs goes here too. */
+  readonly logRing = new LogRing();
+  /** Blocks and peers over time (`GET /node/activity`). */
+  activity: ActivitySampler | undefined;
+  /** Round trips to the connected peers (`GET /node/peers`). */
+  peerLatency: PeerLatency | undefined;
+  /** Stops and starts peer-to-peer networking at run time (`POST /node/p2p`). */
+  p2pSwitch = new P2PSwitch({ host: undefined, listen: [] });
   /** The folder served at `/ui/`, or undefined when the node serves no GUI. */
   readonly uiDir: string | undefined;
   store!: Store;
@@ -334,6 +350,8 @@ export class LedgerNode {
   private chatPruner: NodeJS.Timeout | undefined;
   /** Agent checkpoints of the local state: chat, directory, lease holds (agent/checkpoints.ts). */
   checkpoints!: Checkpoints;
+  /** The window's own state: wallet, settings, address book, labels (app-store/app-store.ts). */
+  appStore!: AppStore;
   /** The libp2p peer id while networking is off (see start). */
   private offlinePeerId: string | undefined;
   /** Who may reach a lease's VM, and the way there (here, or through its provider). */
@@ -345,7 +363,7 @@ export class LedgerNode {
     this.opts = opts;
     this.dataDir = opts.dataDir;
     this.now = opts.now ?? nowNs;
-    this.log = opts.logger;
+    this.log = teeLogger(opts.logger, this.logRing);
     this.uiDir = opts.uiDir === false ? undefined : resolve(opts.uiDir ?? DEFAULT_UI_DIR);
   }
 
@@ -447,6 +465,15 @@ export class LedgerNode {
         },
       });
       if (this.opts.p2p !== false) await this.startP2P();
+      this.activity = new ActivitySampler(
+        {
+          blocks: () => this.ledger.counters.current.blocks,
+          peers: () => this.p2p?.peers().length ?? 0,
+          now: this.now,
+        },
+        this.opts.activity,
+      );
+      this.activity.start();
       // After the network: what the outbox held at the last stop is retried as nodes connect.
       this.chatOutbox.start();
       await this.listen();
@@ -480,6 +507,8 @@ export class LedgerNode {
     this.marketplace?.stop();
     await this.nodeWallet?.stop();
     this.syncer?.stop();
+    this.activity?.stop();
+    this.peerLatency?.stop();
     await this.p2p?.stop();
     await this.consensus?.stop();
     await this.archiveSweep?.stop();
@@ -938,10 +967,15 @@ export class LedgerNode {
 
   /**
    * Agent checkpoints over the local state that lives in the node: the chat store, the directory
-   * cache and the lease holds. Messages a rollback puts back go to the event streams (as new) and,
+   * cache, the lease holds, and the window's settings, address book and account labels (the app
+   * store, which starts here too: checkpoints read it). Messages a rollback puts back go to the event streams (as new) and,
    * when still pending, to the outbox.
    */
   private startCheckpoints(): void {
+    this.appStore = new AppStore({
+      db: this.store.appStore,
+      transaction: (fn) => this.store.transaction(fn),
+    });
     this.checkpoints = new Checkpoints({
       db: this.store.agentCheckpoints,
       transaction: (fn) => this.store.transaction(fn),
@@ -959,6 +993,7 @@ export class LedgerNode {
         }),
         directoryArea(this.directory),
         leaseHoldsArea(this.store.leaseHolds, () => this.leaseHolds?.reload()),
+        ...appStoreAreas(this.appStore),
       ],
     });
   }
@@ -1022,10 +1057,12 @@ export class LedgerNode {
     const host = this.opts.p2pBind ?? '0.0.0.0';
     const port = this.opts.p2pPort ?? 7075;
     const family = host.includes(':') ? 'ip6' : 'ip4';
+    // Kept: the switch pins a port 0 to the port the host got, so a restarted host keeps its address.
+    const listen = [`/${family}/${host}/tcp/${port}`];
     this.p2p = new P2PHost(
       {
         privateKey: await loadPeerKey(this.dataDir),
-        listen: [`/${family}/${host}/tcp/${port}`],
+        listen,
         dial: this.opts.dial ?? [],
         hello: {
           network_id: this.statechain.networkId,
@@ -1098,6 +1135,10 @@ export class LedgerNode {
       { stalledAfterMs: this.opts.consensusTiming?.fallbackMs, ...this.opts.electionPull },
     );
     this.electionPuller.start();
+    const { PeerLatency, messengerProbe } = await import('./net/peer-latency.ts');
+    this.peerLatency = new PeerLatency({ peers: () => p2p.peers().map((x) => x.id), probe: messengerProbe(p2p) });
+    this.peerLatency.start();
+    this.p2pSwitch = new P2PSwitch({ host: p2p, listen, log: this.log });
     this.attestationResponder = new AttestationResponder({
       subjects: this.attestationSubjects,
       isTimekeeper: () => this.isTimekeeper(),

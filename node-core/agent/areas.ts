@@ -1,7 +1,9 @@
 import type { ChatSnapshotEntry, ChatStore, StoredMessage } from '../chat/chat-store.ts';
 import type { Directory } from '../net/directory.ts';
-import { parseJson, stringifyJson } from '../protocol/json.ts';
+import { type JsonValue, parseJson, stringifyJson } from '../protocol/json.ts';
 import type { Registration } from '../protocol/registration.ts';
+import type { AppStore } from '../app-store/app-store.ts';
+import type { AppDocumentKey } from '../app-store/documents.ts';
 import type { CheckpointArea, NotCovered } from './checkpoints.ts';
 
 /**
@@ -12,14 +14,15 @@ import type { CheckpointArea, NotCovered } from './checkpoints.ts';
 /** Characters of a chat message shown in a diff. */
 export const DIFF_TEXT_CHARS = 80;
 
-/** Local state that lives outside the node today (issue #16 moves it in; then it becomes an area). */
-export const NOT_COVERED: readonly NotCovered[] = Object.freeze(
-  ['settings', 'wallet_labels', 'address_book'].map((area) => ({
-    area,
+/** Local state a checkpoint leaves alone on purpose. */
+export const NOT_COVERED: readonly NotCovered[] = Object.freeze([
+  {
+    area: 'wallet_keys',
     reason:
-      "kept in the desktop window's browser storage, not in the node, until issue #16 moves it into the node",
-  })),
-);
+      'the encrypted keystore (seeds) is never rolled back: a rollback must not take away a key that may ' +
+      'hold funds; its labels are covered as wallet_labels',
+  },
+]);
 
 /** An entry's value text: the message's snapshot text, then its delivery record's on a line of its own. */
 function chatValue(e: ChatSnapshotEntry): string {
@@ -141,4 +144,78 @@ export function leaseHoldsArea(db: LeaseHoldsDb, reload: () => void): Checkpoint
       return reload;
     },
   };
+}
+
+/**
+ * An app store document seen as an area (issue #16 moved the window's state into the node): `explode`
+ * turns the document into keyed entries (one per setting, contact or label, so a diff names what
+ * changed), `implode` builds the document back from them, in their order. A rollback to no entries
+ * removes the document (the window then uses its defaults).
+ */
+interface DocumentShape {
+  explode(doc: JsonValue): Map<string, string>;
+  implode(entries: ReadonlyMap<string, string>): JsonValue;
+  summarize(key: string, value: string): unknown;
+}
+
+const objectShape: DocumentShape = {
+  explode(doc) {
+    const out = new Map<string, string>();
+    if (typeof doc === 'object' && doc !== null && !Array.isArray(doc))
+      for (const [k, v] of Object.entries(doc)) out.set(k, stringifyJson(v));
+    return out;
+  },
+  implode(entries) {
+    const o: Record<string, JsonValue> = {};
+    for (const [k, v] of entries) o[k] = parseJson(v) as JsonValue;
+    return o;
+  },
+  summarize: (_key, value) => parseJson(value),
+};
+
+/** The address book, keyed by address: a contact's value is its name. */
+const addressBookShape: DocumentShape = {
+  explode(doc) {
+    const out = new Map<string, string>();
+    if (Array.isArray(doc))
+      for (const c of doc as { name: string; address: string }[]) out.set(c.address, c.name);
+    return out;
+  },
+  implode: (entries) => [...entries].map(([address, name]) => ({ name, address })),
+  summarize: (_key, value) => value,
+};
+
+function documentArea(
+  store: AppStore,
+  doc: AppDocumentKey,
+  name: string,
+  noun: readonly [string, string],
+  shape: DocumentShape,
+): CheckpointArea {
+  const capture = (): Map<string, string> => {
+    const d = store.get(doc);
+    return d === undefined ? new Map() : shape.explode(d.value);
+  };
+  return {
+    name,
+    noun,
+    capture,
+    summarize: (key, value) => shape.summarize(key, value),
+    restore(target) {
+      const now = capture();
+      const same = now.size === target.size && [...target].every(([k, v]) => now.get(k) === v);
+      if (same) return;
+      store.putSync(doc, target.size === 0 ? null : shape.implode(target));
+      return () => store.changed(doc);
+    },
+  };
+}
+
+/** The window's settings, address book and account labels (app-store/documents.ts). */
+export function appStoreAreas(store: AppStore): CheckpointArea[] {
+  return [
+    documentArea(store, 'settings', 'settings', ['setting', 'settings'], objectShape),
+    documentArea(store, 'address_book', 'address_book', ['contact', 'contacts'], addressBookShape),
+    documentArea(store, 'wallet_labels', 'wallet_labels', ['account label', 'account labels'], objectShape),
+  ];
 }

@@ -6,9 +6,10 @@ import { parseJson, stringifyJson } from '../protocol/json.ts';
  * copies of the node's local, non-consensus state, a structured diff from one to now, and a rollback
  * to one. The ledger and the state chain are never part of it: a rollback cannot touch them.
  *
- * The state comes in areas (chat store, directory cache, lease holds today; settings, wallet labels
- * and the address book once issue #16 moves them into the node), each injected as a CheckpointArea:
- * its entries by key, each as a text (equal texts are equal entries). A checkpoint is kept in the
+ * The state comes in areas (chat store, directory cache, lease holds, and the window's settings,
+ * address book and wallet labels), each injected as a CheckpointArea: its entries by key, each as a
+ * text (equal texts are equal entries). An area a checkpoint did not capture (it was made by an
+ * older version) is left out of its diff and left alone by a rollback to it. A checkpoint is kept in the
  * store's `agent_checkpoints` database, its short description (`meta:<id>`) apart from its contents
  * (`data:<id>`), so listing reads no contents. At most `maxKept` (20) are kept: a new one pushes out
  * the oldest (never the one a rollback goes back to).
@@ -188,7 +189,9 @@ export class Checkpoints {
         const diff = this.diffOf(now, target);
         const undo = this.save(`before rollback to ${id}`, now, true);
         for (const area of this.d.areas) {
-          const step = area.restore(target.get(area.name) ?? new Map<string, string>());
+          const entries = target.get(area.name);
+          if (entries === undefined) continue; // not captured by this checkpoint: left alone
+          const step = area.restore(entries);
           if (step) after.push(step);
         }
         this.prune(id);
@@ -216,8 +219,9 @@ export class Checkpoints {
   private diffOf(from: Captured, to: Captured): StateDiff {
     const out: StateDiff = {};
     for (const area of this.d.areas) {
-      const a = from.get(area.name) ?? new Map<string, string>();
-      const b = to.get(area.name) ?? new Map<string, string>();
+      const a = from.get(area.name);
+      const b = to.get(area.name);
+      if (a === undefined || b === undefined) continue;
       const d: AreaDiff = { added: [], removed: [], changed: [] };
       for (const key of [...new Set([...a.keys(), ...b.keys()])].sort()) {
         const x = a.get(key);

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
+import { type AppSession, createAppSession } from './app-session.ts';
 import { ApiError } from './errors.ts';
 
 /**
@@ -20,7 +21,7 @@ export interface SecurityOptions {
 }
 
 export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
-export const CORS_ALLOW_HEADERS = 'Content-Type, Authorization, Idempotency-Key, X-Source';
+export const CORS_ALLOW_HEADERS = 'Content-Type, Authorization, Idempotency-Key, X-Source, X-Ledger-App';
 export const CORS_MAX_AGE_SECONDS = 3600;
 
 /**
@@ -88,8 +89,17 @@ export interface Security {
   checkRequestHost(request: HostedRequest): ApiError | undefined;
   /** CORS response headers for this request's Origin, or undefined when it is not an allowed origin. */
   corsHeaders(origin: string | undefined): Record<string, string> | undefined;
-  /** An error unless `authorization` carries the admin bearer token. */
-  checkAdmin(authorization: string | undefined): ApiError | undefined;
+  /**
+   * An error unless `authorization` carries the admin bearer token, or the request carries the
+   * window's app session (its cookie together with `X-Ledger-App: 1`; app-session.ts).
+   */
+  checkAdmin(
+    authorization: string | undefined,
+    cookie?: string,
+    appHeader?: string | string[],
+  ): ApiError | undefined;
+  /** The window's session with this node; undefined when there is no admin token. */
+  readonly appSession: AppSession | undefined;
 }
 
 export function createSecurity(opts: SecurityOptions): Security {
@@ -101,6 +111,7 @@ export function createSecurity(opts: SecurityOptions): Security {
   // An empty token counts as none: it would be guessable.
   const token = opts.adminToken;
   const tokenDigest = token === undefined || token === '' ? undefined : sha256(token);
+  const appSession = createAppSession(token);
 
   function checkHost(host: string | undefined, httpVersion: string): ApiError | undefined {
     if (host === undefined || host.trim() === '') {
@@ -116,6 +127,7 @@ export function createSecurity(opts: SecurityOptions): Security {
 
   return {
     checkHost,
+    appSession,
 
     checkRequestHost(request) {
       let host: string | undefined;
@@ -140,14 +152,18 @@ export function createSecurity(opts: SecurityOptions): Security {
         'access-control-allow-methods': CORS_ALLOW_METHODS,
         'access-control-allow-headers': CORS_ALLOW_HEADERS,
         'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
+        // The development form (the GUI served from another loopback port) sends the app session's
+        // cookie; only the exact origins listed get to.
+        'access-control-allow-credentials': 'true',
       };
     },
 
-    checkAdmin(authorization) {
+    checkAdmin(authorization, cookie, appHeader) {
       if (tokenDigest === undefined) return ApiError.forbidden();
       const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
       const given = m?.[1];
-      if (given === undefined) return ApiError.unauthorized();
+      if (given === undefined)
+        return appSession?.check(cookie, appHeader) === true ? undefined : ApiError.unauthorized();
       return timingSafeEqual(sha256(given), tokenDigest) ? undefined : ApiError.unauthorized();
     },
   };

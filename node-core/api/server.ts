@@ -30,6 +30,7 @@ import {
   rateClassOf,
 } from './route-table.ts';
 import type { ApiRequest, AuthMode, RateClass, RouteDef } from './route-table.ts';
+import { APP_HEADER } from './app-session.ts';
 import { absoluteFormAuthority, createSecurity } from './security.ts';
 import type { SecurityOptions } from './security.ts';
 
@@ -363,7 +364,8 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
       if (!taken.ok) return done(ApiError.rateLimited(taken.retryAfterSeconds));
     }
     if (meta?.auth === 'admin') {
-      const authError = security.checkAdmin(request.headers.authorization);
+      const h = request.headers;
+      const authError = security.checkAdmin(h.authorization, h.cookie, h[APP_HEADER]);
       if (authError !== undefined) return done(authError);
     }
     return done();

@@ -109,6 +109,11 @@ export class Store {
    * created_at, counts} JSON, `data:<id>` -> the captured areas JSON
    */
   readonly agentCheckpoints: Database<string, string>;
+  /**
+   * The window's own state (app-store/app-store.ts): `doc:<name>` -> `<version>` newline the
+   * document's JSON (vault, settings, address book, wallet labels, ...), `revision` -> the last one
+   */
+  readonly appStore: Database<string, string>;
 
   private constructor(root: RootDatabase) {
     this.root = root;
@@ -144,6 +149,7 @@ export class Store {
     this.idempotency = text<string>('idempotency');
     this.agentAudit = text<string>('agent_audit');
     this.agentCheckpoints = text<string>('agent_checkpoints');
+    this.appStore = text<string>('app_store');
   }
 
   static open(opts: StoreOptions): Store {

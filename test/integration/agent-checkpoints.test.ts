@@ -24,6 +24,9 @@ interface AreaDiff {
 type Diff = Record<string, AreaDiff>;
 
 const EMPTY: AreaDiff = { added: [], removed: [], changed: [] };
+/** The window's areas (app store): untouched by these tests (test/integration/app-store.test.ts has them). */
+const WINDOW = { settings: 0, address_book: 0, wallet_labels: 0 };
+const WINDOW_EMPTY = { settings: EMPTY, address_book: EMPTY, wallet_labels: EMPTY };
 const keysOf = (entries: { key: string }[]) => entries.map((e) => e.key).sort();
 
 describe('agent checkpoints on a real node', () => {
@@ -97,13 +100,14 @@ describe('agent checkpoints on a real node', () => {
     checkpoint = body.id as string;
     expect(body.name).toBe('before cleanup');
     expect(body.automatic).toBe(false);
-    expect(body.counts).toEqual({ chat: 1, directory: entries, lease_holds: 0 });
-    expect((body.not_covered as Json[]).map((n) => n.area)).toEqual([
-      'settings',
-      'wallet_labels',
-      'address_book',
-    ]);
-    expect(await diffOf(checkpoint)).toEqual({ chat: EMPTY, directory: EMPTY, lease_holds: EMPTY });
+    expect(body.counts).toEqual({ chat: 1, directory: entries, lease_holds: 0, ...WINDOW });
+    expect((body.not_covered as Json[]).map((n) => n.area)).toEqual(['wallet_keys']);
+    expect(await diffOf(checkpoint)).toEqual({
+      chat: EMPTY,
+      directory: EMPTY,
+      lease_holds: EMPTY,
+      ...WINDOW_EMPTY,
+    });
 
     before = await ledgerState();
     sent = [await send(alice, bob, 'one'), await send(bob, alice, 'two '.repeat(40))];
@@ -155,7 +159,7 @@ describe('agent checkpoints on a real node', () => {
     expect(body.undo_checkpoint).toMatchObject({
       name: `before rollback to ${checkpoint}`,
       automatic: true,
-      counts: { chat: 3, directory: entries + 1, lease_holds: 0 },
+      counts: { chat: 3, directory: entries + 1, lease_holds: 0, ...WINDOW },
     });
 
     const left = await messageIds(alice);
@@ -164,7 +168,12 @@ describe('agent checkpoints on a real node', () => {
     expect((await get(`/directory/${carol.pub_key}`, {})).status).toBe(404);
     expect((await get(`/directory/${alice.pub_key}`, {})).status).toBe(200);
     expect(await ledgerState()).toEqual(before);
-    expect(await diffOf(checkpoint)).toEqual({ chat: EMPTY, directory: EMPTY, lease_holds: EMPTY });
+    expect(await diffOf(checkpoint)).toEqual({
+      chat: EMPTY,
+      directory: EMPTY,
+      lease_holds: EMPTY,
+      ...WINDOW_EMPTY,
+    });
 
     // Newest first: the undo checkpoint, then the one rolled back to.
     const listed = (await get('/agent/checkpoints')).body as { checkpoints: Json[] };
@@ -177,7 +186,12 @@ describe('agent checkpoints on a real node', () => {
     expect(keysOf((back.body as unknown as { diff: Diff }).diff.chat!.added)).toEqual([...sent].sort());
     expect(await messageIds(alice)).toEqual([...left, ...sent].sort());
     expect((await get(`/directory/${carol.pub_key}`, {})).status).toBe(200);
-    expect(await diffOf(undo)).toEqual({ chat: EMPTY, directory: EMPTY, lease_holds: EMPTY });
+    expect(await diffOf(undo)).toEqual({
+      chat: EMPTY,
+      directory: EMPTY,
+      lease_holds: EMPTY,
+      ...WINDOW_EMPTY,
+    });
     // A message put back got a new sequence number (never reused).
     const seqs = sent.map((id) => t.node.chatStore.get(id)!.seq!);
     expect(seqs.every((s) => s > 3n)).toBe(true);
@@ -188,7 +202,7 @@ describe('agent checkpoints on a real node', () => {
     const c = await post('/api/v1/agent/checkpoints', { name: 'summary' });
     expect(c.status, c.text).toBe(201);
     expect((c.body as Json).tell_user).toBe(
-      `Checkpoint 'summary' saved: 3 chat messages, ${entries + 1} directory entries, 0 lease holds`,
+      `Checkpoint 'summary' saved: 3 chat messages, ${entries + 1} directory entries`,
     );
     const dry = await post('/api/v1/agent/rollbacks', { checkpoint, dry_run: true });
     expect((dry.body as Json).tell_user).toBe(

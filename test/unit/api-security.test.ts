@@ -108,7 +108,8 @@ describe('CORS', () => {
       'access-control-allow-origin': 'http://127.0.0.1:8080',
       vary: 'Origin',
       'access-control-allow-methods': 'GET, POST, OPTIONS',
-      'access-control-allow-headers': 'Content-Type, Authorization, Idempotency-Key, X-Source',
+      'access-control-allow-headers': 'Content-Type, Authorization, Idempotency-Key, X-Source, X-Ledger-App',
+      'access-control-allow-credentials': 'true',
       'access-control-max-age': '3600',
     });
   });

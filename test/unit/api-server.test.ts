@@ -412,7 +412,7 @@ describe('security', () => {
     expect(preflight.text).toBe('');
     expect(preflight.headers['access-control-allow-methods']).toBe('GET, POST, OPTIONS');
     expect(preflight.headers['access-control-allow-headers']).toBe(
-      'Content-Type, Authorization, Idempotency-Key, X-Source',
+      'Content-Type, Authorization, Idempotency-Key, X-Source, X-Ledger-App',
     );
     expect(preflight.headers['access-control-max-age']).toBe('3600');
     const foreign = await raw(port, {

@@ -132,9 +132,13 @@ function notFound(e: unknown): never {
 
 const plural = (n: number, noun: readonly [string, string]) => `${n} ${n === 1 ? noun[0] : noun[1]}`;
 
-/** "12 chat messages, 3 directory entries, 1 lease hold" */
+/** "12 chat messages, 3 directory entries, 1 lease hold" (empty areas left out), or "nothing yet". */
 export function countsText(checkpoints: Checkpoints, counts: Fields): string {
-  return checkpoints.areas.map((a) => plural(Number(counts[a.name] ?? 0), a.noun)).join(', ');
+  const said = checkpoints.areas
+    .map((a) => [Number(counts[a.name] ?? 0), a] as const)
+    .filter(([n]) => n > 0)
+    .map(([n, a]) => plural(n, a.noun));
+  return said.length === 0 ? 'nothing yet' : said.join(', ');
 }
 
 /** "2 chat messages removed, 1 restored; 1 directory entry removed" (a rollback's diff), or "nothing to change". */

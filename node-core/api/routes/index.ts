@@ -2,6 +2,7 @@ import type { LedgerNode } from '../../node.ts';
 import { defineRoutes, type RouteDef } from '../route-table.ts';
 import { accountRoutes } from './accounts.ts';
 import { agentRoutes } from './agent.ts';
+import { appRoutes } from './app.ts';
 import { blockRoutes } from './blocks.ts';
 import { chatRoutes } from './chat.ts';
 import { directoryRoutes } from './directory.ts';
@@ -14,7 +15,7 @@ import { vmRoutes } from './vms.ts';
 /**
  * The node's route table, in manifest order: node and network, accounts, pending and frontiers,
  * blocks, conflicts and delegation, leases, certificates and attestations, lease requests, state
- * chain, directory, chat, agent verbs. One table drives
+ * chain, directory, chat, agent verbs, the window's app store. One table drives
  * routes, manifest and OpenAPI.
  */
 export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
@@ -33,5 +34,6 @@ export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
     directoryRoutes(node),
     chatRoutes(node),
     agentRoutes(node),
+    appRoutes(node),
   );
 }
