@@ -6,11 +6,14 @@ import { stringifyJson } from '../../node-core/protocol/json.ts';
 import { fetchBalances, resetProxyProbe, spendableFromBlocks } from '../../renderer/src/wallet/balances.ts';
 import { groupedUnits } from '../../renderer/src/wallet/format.ts';
 import { csvField, historyCsv, rowOf } from '../../renderer/src/wallet/history.ts';
+import { separatorsOf } from '../../renderer/src/wallet/amount-input.ts';
 import { checkSend } from '../../renderer/src/wallet/send-check.ts';
 
 /** The wallet's pure parts: spendable funds, history rows and CSV, the send form's checks. */
 const A = 'aa'.repeat(32);
 const B = 'bb'.repeat(32);
+// The send form reads amounts in the browser's locale; these checks pin English separators.
+const EN = separatorsOf('en-US');
 let n = 0;
 
 function blk(
@@ -164,11 +167,11 @@ describe('send checks', () => {
   const spendable = { XE: 2_000_000n };
 
   it('accepts a good send, converting the amount exactly', () => {
-    expect(checkSend(draft, A, spendable, spendable)).toEqual({
+    expect(checkSend(draft, A, spendable, spendable, EN)).toEqual({
       ok: { destination: B, amount: 1_500_000n, asset: 'XE', memo: 'ok' },
     });
     expect(
-      checkSend({ ...draft, to: B.toUpperCase(), amount: '0.000001' }, A, spendable, spendable),
+      checkSend({ ...draft, to: B.toUpperCase(), amount: '0.000001' }, A, spendable, spendable, EN),
     ).toMatchObject({
       ok: { destination: B, amount: 1n },
     });
@@ -176,17 +179,19 @@ describe('send checks', () => {
 
   it('explains each problem', () => {
     const errs = (d: Partial<typeof draft>, s: Record<string, bigint> | null = spendable) => {
-      const r = checkSend({ ...draft, ...d }, A, s ?? undefined, { XE: 3_000_000n });
+      const r = checkSend({ ...draft, ...d }, A, s ?? undefined, { XE: 3_000_000n }, EN);
       return 'errors' in r ? r.errors : {};
     };
     expect(errs({ to: 'abc' }).to).toBe('An address is 64 hexadecimal characters; this has 3.');
     expect(errs({ to: 'zz'.repeat(32) }).to).toMatch(/hexadecimal/);
     expect(errs({ to: A }).to).toMatch(/sending account itself/);
-    expect(errs({ amount: '1.0000001' }).amount).toBe('At most 6 decimal places.');
-    expect(errs({ amount: '1e3' }).amount).toMatch(/not a decimal amount/);
+    expect(errs({ amount: '1.0000001' }).amount).toBe(
+      'At most 6 digits after the decimal point: "1.0000001" has 7.',
+    );
+    expect(errs({ amount: '1e3' }).amount).toMatch(/"1e3" is not an amount: type it like 1,250\.5/);
     expect(errs({ amount: '0' }).amount).toBe('Enter an amount greater than 0.');
     expect(errs({ amount: '2.000001' }).amount).toBe(
-      'Insufficient spendable funds: 2.000001 XE asked, 2 XE spendable (balance 3 XE, of which 1 not yet final).',
+      'Insufficient spendable funds: 2.000001 XE asked, 2 XE spendable (balance 3 XE, of which 1 not yet confirmed).',
     );
     expect(errs({}, null).amount).toMatch(/still loading/);
     expect(errs({ memo: 'é'.repeat(33) }).memo).toBe('Memo is 66 bytes; the limit is 64.');

@@ -1,8 +1,8 @@
 import { isProtocolError } from '../../../node-core/protocol/errors.ts';
 import { memoBytes } from '../../../node-core/protocol/memo.ts';
-import { parseUnits } from '../../../node-core/protocol/units.ts';
 import { fieldless } from '../api.ts';
 import { parseAddressInput } from '../settings.ts';
+import { browserSeparators, type NumberSeparators, parseAmountInput } from './amount-input.ts';
 import { InsufficientFundsError } from './writer.ts';
 
 /** The send form's checks, made before anything is signed. */
@@ -24,27 +24,25 @@ export type Errors = Partial<Record<'to' | 'amount' | 'memo', string>>;
 
 /**
  * Checks a send before anything is signed: the address (64 hex, not this account), the amount
- * (exact decimal units through parseUnits, positive, within the spendable funds), the memo (at most
- * 64 UTF-8 bytes, through memoBytes).
+ * (exact decimal units as typed in the person's locale, through parseAmountInput; positive, within
+ * the spendable funds), the memo (at most 64 UTF-8 bytes, through memoBytes).
  */
 export function checkSend(
   d: Draft,
   from: string,
   spendable: Record<string, bigint> | undefined,
   balances: Record<string, bigint> | undefined,
+  seps: NumberSeparators = browserSeparators(),
 ): { ok: Checked } | { errors: Errors } {
   const errors: Errors = {};
   const addr = parseAddressInput(d.to);
   if ('error' in addr) errors.to = addr.error;
   else if (addr.address === from) errors.to = 'This is the sending account itself: choose another recipient.';
   let amount = 0n;
-  try {
-    amount = parseUnits(d.amount);
-    if (amount === 0n) errors.amount = 'Enter an amount greater than 0.';
-  } catch (e) {
-    errors.amount =
-      d.amount.trim() === '' ? 'Enter an amount.' : isProtocolError(e) ? capital(fieldless(e)) : String(e);
-  }
+  const parsed = parseAmountInput(d.amount, seps);
+  if (!parsed.ok) errors.amount = parsed.message;
+  else if (parsed.micro === 0n) errors.amount = 'Enter an amount greater than 0.';
+  else amount = parsed.micro;
   if (!errors.amount) {
     if (spendable === undefined) errors.amount = 'Balances are still loading; try again in a moment.';
     else {

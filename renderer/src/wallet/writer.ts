@@ -19,7 +19,7 @@ export class InsufficientFundsError extends Error {
   constructor(asset: string, amount: bigint, spendable: bigint, balance: bigint) {
     const pendingPart =
       balance > spendable
-        ? ` (balance ${groupedUnits(balance)} ${asset}, of which ${groupedUnits(balance - spendable)} not yet final)`
+        ? ` (balance ${groupedUnits(balance)} ${asset}, of which ${groupedUnits(balance - spendable)} not yet confirmed)`
         : '';
     super(
       `Insufficient spendable funds: ${groupedUnits(amount)} ${asset} asked, ${groupedUnits(spendable)} ${asset} spendable${pendingPart}.`,
