@@ -1,5 +1,6 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
+import { precompressPlugin } from '../scripts/precompress.ts';
 
 /**
  * The renderer's build: served by the node at /ui/ (and loaded by the Electron window from there).
@@ -9,7 +10,8 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   root: import.meta.dirname,
   base: '/ui/',
-  plugins: [react()],
+  // .br and .gz next to each text file: the node serves them to browsers that accept them.
+  plugins: [react(), precompressPlugin()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,

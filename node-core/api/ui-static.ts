@@ -21,6 +21,8 @@ export { UI_CONTENT_SECURITY_POLICY };
  * - Vite's hashed files (`/ui/assets/`) are cached for a year; everything else, index.html first,
  *   is revalidated on every use (`no-cache`), so a rebuilt GUI shows up on the next load.
  * - HTML carries a strict Content-Security-Policy (UI_CONTENT_SECURITY_POLICY).
+ * - Text files go compressed (Brotli, else gzip) to a browser that accepts it, from the copies the
+ *   build writes beside them (scripts/precompress.ts); every answer says `Vary: Accept-Encoding`.
  * - Before `npm run build:renderer` has run, `/ui/` answers 404 with a JSON error saying so. The
  *   check is made per request: building the GUI while the node runs needs no restart.
  * - `/favicon.ico` is the GUI's icon (renderer/public/favicon.ico, copied to the build's root), for
@@ -41,6 +43,11 @@ const ASSETS_DIR = 'assets';
 const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
 const CACHE_REVALIDATE = 'no-cache';
 const INDEX_FILE = 'index.html';
+
+/** The file a precompressed copy stands for (`index.html.br` is index.html). */
+export function originalOf(file: string): string {
+  return file.replace(/\.(?:br|gz)$/, '');
+}
 
 function isFile(path: string): boolean {
   try {
@@ -107,7 +114,11 @@ export function registerUi(app: FastifyInstance, dir: string): void {
       index: false,
       // An unbuilt GUI is a normal state (the routes answer with advice), not a warning.
       suppressWarning: true,
-      setHeaders(reply, file) {
+      // The build writes `<file>.br` and `<file>.gz` (scripts/precompress.ts): sent to a browser
+      // that accepts them, with `Vary: Accept-Encoding`; the plain file otherwise.
+      preCompressed: true,
+      setHeaders(reply, sent) {
+        const file = originalOf(sent);
         reply.header('x-content-type-options', 'nosniff');
         reply.header('cache-control', cacheControlFor(file));
         if (file.endsWith('.html')) {
