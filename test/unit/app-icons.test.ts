@@ -14,9 +14,14 @@ describe('encodeIco', () => {
       { size: 256, png: b },
     ]);
     expect([ico.readUInt16LE(0), ico.readUInt16LE(2), ico.readUInt16LE(4)]).toEqual([0, 1, 2]);
-    expect([ico[6], ico[7], ico.readUInt16LE(10), ico.readUInt32LE(14), ico.readUInt32LE(18)]).toEqual([
-      16, 16, 32, 3, 38,
-    ]);
+    expect([
+      ico[6],
+      ico[7],
+      ico.readUInt16LE(10),
+      ico.readUInt16LE(12),
+      ico.readUInt32LE(14),
+      ico.readUInt32LE(18),
+    ]).toEqual([16, 16, 1, 32, 3, 38]);
     expect([ico[22], ico[23], ico.readUInt32LE(30), ico.readUInt32LE(34)]).toEqual([0, 0, 2, 41]);
     expect([...ico.subarray(38)]).toEqual([1, 2, 3, 9, 8]);
   });
