@@ -9,6 +9,7 @@ import { directoryRoutes } from './directory.ts';
 import { leaseRoutes } from './leases.ts';
 import { leasingRoutes } from './leasing.ts';
 import { networkRoutes } from './network.ts';
+import { nodeOpsRoutes } from './node-ops.ts';
 import { statechainRoutes } from './statechain.ts';
 import { vmRoutes } from './vms.ts';
 
@@ -23,6 +24,7 @@ export function buildRoutes(node: LedgerNode): readonly RouteDef[] {
   const pick = (...paths: string[]) => paths.map((p) => net.find((r) => `${r.method} ${r.path}` === p)!);
   return defineRoutes(
     pick('GET /node', 'GET /network/activations', 'GET /network/readiness', 'GET /health', 'GET /ready'),
+    nodeOpsRoutes(node),
     accountRoutes(node),
     pick('GET /frontiers', 'GET /supply', 'GET /pending', 'GET /pending/:address'),
     blockRoutes(node),
