@@ -280,3 +280,31 @@ describe("accounts of a phrase at m/44'/22597'/N'", () => {
     );
   });
 });
+
+describe("the README's worked example", () => {
+  it('phrase of entropy 7f x 32: accounts 0 and 1 as the README lists them, and as the specs compute them', () => {
+    const entropy = hexToBytes('7f'.repeat(32));
+    const phrase = entropyToPhrase(entropy).join(' ');
+    expect(phrase).toBe(
+      'legal winner thank year wave sausage worth useful legal winner thank year wave sausage worth useful legal winner thank year wave sausage worth title',
+    );
+    const readme: [string, string][] = [
+      [
+        '8cb28f2758da8f2ed689bc316630cd95b1431bcb98a90f563614829dcb82b40d',
+        'c652c77062d68acb4aa31dbe22e71cd06d6602b77f1fd4377331d2e1c68d9fce',
+      ],
+      [
+        '2acd0fd62ca49bae74d0d1dc69595d58357a6bebfd2c7d31ca183700cb14d556',
+        '874b068281dec19531404e51f108760e55d1f81cc96f89b98fdc5896c33eee16',
+      ],
+    ];
+    const bip39Seed = pbkdf2Sync(phrase, 'mnemonic', 2048, 64, 'sha512');
+    const wallet = walletNodeOfEntropy(entropy);
+    readme.forEach(([seed, address], n) => {
+      const byHand = slip10ByHand(bip39Seed, [44, 22597, n]).key;
+      expect(byHand.toString('hex')).toBe(seed);
+      expect(addressByHand(publicKeyByOpenSsl(byHand))).toBe(address);
+      expect(keyPairFromSeed(accountSeedFromWalletNode(wallet, n)).address).toBe(address);
+    });
+  });
+});
