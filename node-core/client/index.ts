@@ -1,5 +1,14 @@
-/** node-core/client: the typed HTTP client and wallet helper, isomorphic (fetch only). */
+/**
+ * node-core/client: the typed HTTP client and wallet helper, isomorphic (fetch only). The package
+ * exports it as `ledger-node-desktop/client`; proof of work for scripts is `ledger-node-desktop/pow`
+ * (the multi-core solver on Node, the WebAssembly kernel in a browser).
+ */
 export * from './client.ts';
+export * from './errors.ts';
+export * from './retry.ts';
 export * from './wallet.ts';
 export * from './bridge.ts';
 export * from './leasing.ts';
+export * from './chat.ts';
+export type { NodeRoutes, ProxyRoutes } from './api-routes.generated.ts';
+export { ROUTES, PROXY_ROUTE_KEYS } from './api-routes.generated.ts';
