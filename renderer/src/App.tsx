@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect, useRef } from 'react';
 import { Loading } from './components/common.tsx';
 import { PowPanel } from './components/PowPanel.tsx';
+import { Toaster } from './activity/Toaster.tsx';
 import { Sidebar } from './components/Sidebar.tsx';
 import { StatusBar } from './components/StatusBar.tsx';
 import { desktopBridge } from './bridge.ts';
@@ -69,6 +70,7 @@ export function App() {
       </main>
       <StatusBar />
       <PowPanel />
+      <Toaster />
       {unlocked && s.autoReceive && <AutoReceiver accounts={ks.accounts} />}
       {unlocked && (
         <Suspense fallback={null}>

@@ -1,6 +1,30 @@
 import { useState, type FormEvent } from 'react';
+import { toast } from '../activity/toasts.ts';
 import { CopyButton, Empty, Identicon } from '../components/common.tsx';
+import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 import { contacts, parseAddressInput, type Contact } from '../settings.ts';
+
+const byName = (x: Contact, y: Contact) => x.name.localeCompare(y.name);
+
+/**
+ * Deletes a contact and offers Undo for a few seconds: putting it back is cheap, and it returns
+ * unless the person has meanwhile saved another contact under the same address.
+ */
+function deleteContact(c: Contact): void {
+  contacts.set((list) => list.filter((x) => x.address !== c.address));
+  toast({
+    tone: 'info',
+    text: `Deleted ${c.name} from the address book.`,
+    timeoutMs: 8000,
+    action: {
+      label: 'Undo',
+      run: () =>
+        contacts.set((list) =>
+          list.some((x) => x.address === c.address) ? list : [...list, c].sort(byName),
+        ),
+    },
+  });
+}
 
 /** The address book: names for addresses, kept in this browser; the send form offers them. */
 export function ContactsPage() {
@@ -9,6 +33,7 @@ export function ContactsPage() {
   const [address, setAddress] = useState('');
   const [editing, setEditing] = useState<string>();
   const [errors, setErrors] = useState<{ name?: string; address?: string }>({});
+  const [deleting, setDeleting] = useState<Contact>();
 
   const save = (e: FormEvent) => {
     e.preventDefault();
@@ -25,9 +50,7 @@ export function ContactsPage() {
     if (errs.name || errs.address || 'error' in a) return;
     const entry: Contact = { name: n, address: a.address };
     contacts.set((list) =>
-      [...list.filter((c) => c.address !== editing && c.address !== entry.address), entry].sort((x, y) =>
-        x.name.localeCompare(y.name),
-      ),
+      [...list.filter((c) => c.address !== editing && c.address !== entry.address), entry].sort(byName),
     );
     setName('');
     setAddress('');
@@ -119,7 +142,9 @@ export function ContactsPage() {
                       <button
                         type="button"
                         className="danger"
-                        onClick={() => contacts.set((list) => list.filter((x) => x.address !== c.address))}
+                        onClick={() => setDeleting(c)}
+                        aria-label={`Delete ${c.name}`}
+                        data-testid="contact-delete"
                       >
                         Delete
                       </button>
@@ -131,6 +156,23 @@ export function ContactsPage() {
           </table>
         )}
       </div>
+      <ConfirmDialog
+        open={deleting !== undefined}
+        title={`Delete ${deleting?.name ?? ''}?`}
+        confirmLabel="Delete contact"
+        onCancel={() => setDeleting(undefined)}
+        onConfirm={() => {
+          if (deleting) deleteContact(deleting);
+          setDeleting(undefined);
+        }}
+        testId="contact-delete-dialog"
+      >
+        <p>
+          The name goes from the address book. The account itself and its funds are not touched; you can add
+          the address again at any time.
+        </p>
+        <p className="mono small">{deleting?.address}</p>
+      </ConfirmDialog>
     </div>
   );
 }

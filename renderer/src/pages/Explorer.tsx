@@ -4,8 +4,11 @@ import type { ChainBlock } from '../../../node-core/client/client.ts';
 import { decodeBlock } from '../../../node-core/protocol/block-json.ts';
 import type { Block } from '../../../node-core/protocol/block.ts';
 import { api } from '../api.ts';
-import { Amount, Empty, ErrorText, Loading, short, timeOf } from '../components/common.tsx';
+import { Amount, Empty, ErrorText, Loading, short } from '../components/common.tsx';
 import { href, navigate } from '../router.ts';
+import { AddressLabel } from '../wallet/AddressLabel.tsx';
+import { blockTime } from '../wallet/format.ts';
+import { useAddressNames } from '../wallet/names.ts';
 import { qk, useBalances, useBlock, useChainWindow, usePending } from '../wallet/queries.ts';
 import { useAction } from '../wallet/useAction.ts';
 
@@ -112,19 +115,25 @@ function BlockTable({ entries, showAccount }: { entries: ChainBlock[]; showAccou
       <tbody>
         {entries.map(({ block: b, finalized }) => (
           <tr key={b.hash} data-testid="explorer-block-row">
-            <td className="small">
-              {timeOf(b.timestamp)} {!finalized && <span className="badge warn">not final</span>}
+            <td className="small" data-testid="explorer-block-time">
+              {blockTime(b.type, b.timestamp)} {!finalized && <span className="badge warn">confirming</span>}
             </td>
             <td>
               <span className="badge">{b.type}</span>
             </td>
             {showAccount && (
-              <td className="mono small">
-                <a href={href('explorer', 'account', b.account)}>{short(b.account, 6)}</a>
+              <td className="small">
+                <AddressLabel address={b.account} link />
               </td>
             )}
-            <td className="num">
-              {b.amount !== undefined ? <Amount micro={b.amount} asset={b.asset} /> : ''}
+            <td className="num" data-testid="explorer-block-amount">
+              {b.amount !== undefined ? (
+                <Amount micro={b.amount} asset={b.asset} />
+              ) : b.type === 'receive' && b.source ? (
+                <SourceAmount source={b.source} asset={b.asset} />
+              ) : (
+                ''
+              )}
             </td>
             <td className="num small">
               <Amount micro={b.balance} asset={b.asset} />
@@ -137,6 +146,13 @@ function BlockTable({ entries, showAccount }: { entries: ChainBlock[]; showAccou
       </tbody>
     </table>
   );
+}
+
+/** A receive carries no amount of its own: it takes the amount of the send it received. */
+function SourceAmount({ source, asset }: { source: string; asset: string }) {
+  const q = useBlock(source);
+  if (q.isLoading) return <span className="muted">…</span>;
+  return <Amount micro={q.data?.block.amount} asset={asset} />;
 }
 
 const HASH_LINKS: Partial<Record<keyof Block, 'block' | 'account'>> = {
@@ -158,8 +174,19 @@ function BlockView({ hash }: { hash: string }) {
     <div className="card" data-testid="explorer-block">
       <h2>
         {block.type} block{' '}
-        {finalized ? <span className="badge in">final</span> : <span className="badge warn">not final</span>}
+        {finalized ? (
+          <span className="badge in" data-testid="explorer-block-state">
+            confirmed
+          </span>
+        ) : (
+          <span className="badge warn" data-testid="explorer-block-state">
+            waiting for confirmation
+          </span>
+        )}
       </h2>
+      <p data-testid="explorer-block-summary">
+        <BlockSummary block={block} />
+      </p>
       <table>
         <tbody>
           {fields.map(([k, v]) => (
@@ -169,7 +196,7 @@ function BlockView({ hash }: { hash: string }) {
                 {HASH_LINKS[k] && typeof v === 'string' && !/^0+$/.test(v) ? (
                   <a href={href('explorer', HASH_LINKS[k]!, v)}>{v}</a>
                 ) : k === 'timestamp' && typeof v === 'bigint' ? (
-                  `${timeOf(v)} (${v} ns)`
+                  `${blockTime(block.type, v)} (${v} ns)`
                 ) : (k === 'balance' || k === 'amount') && typeof v === 'bigint' ? (
                   <>
                     <Amount micro={v} asset={block.asset} />{' '}
@@ -191,14 +218,67 @@ function BlockView({ hash }: { hash: string }) {
   );
 }
 
+/** One sentence for a block: who moved what to whom, with names where there are some. */
+function BlockSummary({ block: b }: { block: Block }) {
+  const when = blockTime(b.type, b.timestamp);
+  const who = <AddressLabel address={b.account} link />;
+  if (b.type === 'send') {
+    return (
+      <>
+        {who} sent <Amount micro={b.amount} asset={b.asset} /> to{' '}
+        <AddressLabel address={b.destination} link />, {when}.
+      </>
+    );
+  }
+  if (b.type === 'receive' && b.source) {
+    return (
+      <>
+        {who} received <SourceAmount source={b.source} asset={b.asset} /> (
+        <a href={href('explorer', 'block', b.source)}>the send</a>), {when}.
+      </>
+    );
+  }
+  if (b.type === 'claim') {
+    return (
+      <>
+        {who} claimed <Amount micro={b.amount} asset={b.asset} /> of test funds, {when}.
+      </>
+    );
+  }
+  if (b.type === 'genesis') {
+    return (
+      <>
+        The first block of this network: it created <Amount micro={b.balance} asset={b.asset} /> for {who}.
+      </>
+    );
+  }
+  return (
+    <>
+      A {b.type} block of {who}, {when}.
+    </>
+  );
+}
+
 function AccountView({ address }: { address: string }) {
   const bal = useBalances(address);
   const pending = usePending(address);
   const chain = useChainWindow(address, 50);
+  const name = useAddressNames()(address);
   return (
     <div data-testid="explorer-account">
       <div className="card">
-        <h2>Account</h2>
+        <h2>
+          {name ? (
+            <>
+              {name.name}{' '}
+              <span className="badge own">
+                {name.kind === 'own' ? 'your account' : 'in your address book'}
+              </span>
+            </>
+          ) : (
+            'Account'
+          )}
+        </h2>
         <p className="mono">{address}</p>
         {bal.isLoading && <Loading />}
         <ErrorText error={bal.error} />

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { Amount, Empty, ErrorText, Loading, short, timeOf } from '../components/common.tsx';
-import { contacts } from '../settings.ts';
+import { href } from '../router.ts';
+import { AddressLabel } from '../wallet/AddressLabel.tsx';
 import {
   downloadText,
   fetchFullHistory,
@@ -20,14 +21,12 @@ export function History({ address }: { address: string }) {
   const [count, setCount] = useState(PAGE);
   const [filter, setFilter] = useState<HistoryFilter>({ type: 'all', direction: 'all' });
   const { chain, rows, total } = useHistoryRows(address, count);
-  const book = contacts.use();
   const exportCsv = useAction(async () => {
     const all = await fetchFullHistory(api(), address);
     downloadText(`history-${address}.csv`, historyCsv(all));
     return all.length;
   });
   const shown = rows ? filterRows(rows, filter) : [];
-  const nameOf = (a: string | undefined) => (a ? book.find((c) => c.address === a)?.name : undefined);
 
   return (
     <div className="card" data-testid="history">
@@ -101,13 +100,24 @@ export function History({ address }: { address: string }) {
                 data-direction={r.direction}
                 data-hash={r.hash}
               >
-                <td className="small muted">{r.height}</td>
+                <td className="small muted">
+                  <a
+                    href={href('explorer', 'block', r.hash)}
+                    title={`Block ${r.hash}`}
+                    aria-label={`Block ${r.height} in the explorer`}
+                    data-testid="history-block-link"
+                  >
+                    {r.height}
+                  </a>
+                </td>
                 <td className="small">
                   {timeOf(r.timestamp)}
                   {!r.finalized && (
                     <>
                       {' '}
-                      <span className="badge warn">not final</span>
+                      <span className="badge warn" title="Not yet confirmed by the network">
+                        confirming
+                      </span>
                     </>
                   )}
                 </td>
@@ -128,12 +138,7 @@ export function History({ address }: { address: string }) {
                   {r.type === 'claim' ? (
                     <span className="muted">faucet</span>
                   ) : (
-                    <>
-                      {nameOf(r.counterparty) && <b>{nameOf(r.counterparty)} </b>}
-                      <span className="mono" style={{ whiteSpace: 'nowrap' }} title={r.counterparty}>
-                        {short(r.counterparty, 6)}
-                      </span>
-                    </>
+                    <AddressLabel address={r.counterparty} link testId="history-counterparty" />
                   )}
                 </td>
                 <td data-testid="history-memo">{r.memo ?? ''}</td>

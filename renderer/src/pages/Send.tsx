@@ -1,47 +1,78 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent } from 'react';
 import type { Block } from '../../../node-core/protocol/block.ts';
 import { utf8 } from '../../../node-core/protocol/hex.ts';
 import { MAX_MEMO_BYTES } from '../../../node-core/protocol/memo.ts';
-import { isPowAbortedError } from '../../../node-core/protocol/pow.ts';
-import { ASSETS, formatUnits } from '../../../node-core/protocol/units.ts';
+import { ASSETS } from '../../../node-core/protocol/units.ts';
+import { dismissAction, startAction, useLatestAction, useWatchAction } from '../activity/actions.ts';
 import { Amount, ErrorText, groupedUnits, short } from '../components/common.tsx';
-import { keystore, type AccountInfo } from '../keystore/index.ts';
+import { keystore, useKeystore, type AccountInfo } from '../keystore/index.ts';
+import { href } from '../router.ts';
 import { contacts } from '../settings.ts';
+import { AddressLabel } from '../wallet/AddressLabel.tsx';
+import { amountExample, browserSeparators, formatAmountInput } from '../wallet/amount-input.ts';
 import { accountWriter } from '../wallet/context.ts';
+import { useAddressNames } from '../wallet/names.ts';
 import { invalidateAccounts, useBalances } from '../wallet/queries.ts';
-import { useAction } from '../wallet/useAction.ts';
+import { useRecipientSeen } from '../wallet/recipient-seen.ts';
 import { type Checked, checkSend, type Draft } from '../wallet/send-check.ts';
 
+/**
+ * Send: a form, a review that asks before sending to an address nobody has used, then the send runs
+ * in the activity store (activity/actions.ts) so it goes on when the person leaves this page; coming
+ * back shows it still running, or how it ended, never an empty form that hides it.
+ */
 export function SendForm({ account }: { account: AccountInfo }) {
   const qc = useQueryClient();
   const bal = useBalances(account.address);
+  const ks = useKeystore();
   const book = contacts.use();
+  const nameOf = useAddressNames();
+  const seps = useMemo(() => browserSeparators(), []);
   const [draft, setDraft] = useState<Draft>({ to: '', asset: 'XE', amount: '', memo: '' });
   const [tried, setTried] = useState(false);
   const [review, setReview] = useState<Checked>();
-  const send = useAction(async (c: Checked): Promise<Block> => {
-    try {
-      return await accountWriter().send(
-        account.address,
-        { destination: c.destination, amount: c.amount, asset: c.asset, memo: c.memo || undefined },
-        `send ${groupedUnits(c.amount)} ${c.asset} from ${account.label}`,
-      );
-    } finally {
-      const own = keystore().has(c.destination) ? [c.destination] : [];
-      await invalidateAccounts(qc, account.address, ...own);
-    }
-  });
+  const latest = useLatestAction<Checked, Block>('send', account.address);
+  useWatchAction(latest?.id);
 
-  const check = checkSend(draft, account.address, bal.data?.spendable, bal.data?.balances);
-  const errors = tried && 'errors' in check ? check.errors : {};
-  const set = (patch: Partial<Draft>) => {
-    setDraft((d) => ({ ...d, ...patch }));
-    send.reset();
+  const start = (c: Checked) => {
+    const to = nameOf(c.destination)?.name ?? short(c.destination, 6);
+    const what = `${groupedUnits(c.amount)} ${c.asset}`;
+    startAction<Checked, Block>({
+      kind: 'send',
+      account: account.address,
+      title: `Send ${what} to ${to}`,
+      input: c,
+      cancelled: 'cancelled, nothing was sent.',
+      run: async () => {
+        try {
+          return await accountWriter().send(
+            account.address,
+            { destination: c.destination, amount: c.amount, asset: c.asset, memo: c.memo || undefined },
+            `send ${what} from ${account.label}`,
+          );
+        } finally {
+          const own = keystore().has(c.destination) ? [c.destination] : [];
+          await invalidateAccounts(qc, account.address, ...own);
+        }
+      },
+      describe: (b) => ({ text: `Sent ${what} to ${to}.`, blockHash: b.hash }),
+    });
+    setReview(undefined);
   };
+
+  const check = checkSend(draft, account.address, bal.data?.spendable, bal.data?.balances, seps);
+  const errors = tried && 'errors' in check ? check.errors : {};
+  const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
   const memoLen = utf8(draft.memo).length;
   const free = bal.data?.spendable[draft.asset] ?? 0n;
-  const contactName = (a: string) => book.find((c) => c.address === a)?.name;
+  const ownChoices = ks.accounts.filter((a) => a.address !== account.address);
+  const bookChoices = book.filter((c) => !ks.accounts.some((a) => a.address === c.address));
+  const picked = [...ownChoices.map((a) => a.address), ...bookChoices.map((c) => c.address)].includes(
+    draft.to,
+  )
+    ? draft.to
+    : '';
 
   const submitReview = (e: FormEvent) => {
     e.preventDefault();
@@ -49,23 +80,49 @@ export function SendForm({ account }: { account: AccountInfo }) {
     if ('ok' in check) setReview(check.ok);
   };
 
-  if (send.result) {
+  const editAgain = (c: Checked) => {
+    setDraft({ to: c.destination, asset: c.asset, amount: formatAmountInput(c.amount, seps), memo: c.memo });
+    setReview(undefined);
+  };
+
+  if (latest?.state === 'running') {
+    return (
+      <div className="card" data-testid="send-running" aria-busy="true">
+        <h2>Sending…</h2>
+        <p>
+          <Amount micro={latest.input.amount} asset={latest.input.asset} /> to{' '}
+          <AddressLabel address={latest.input.destination} />
+        </p>
+        <p className="hint">
+          This computer is doing the proof of work the network asks for (progress in the panel below). You can
+          leave this page: the send goes on, and a notice tells you when it is done.
+        </p>
+      </div>
+    );
+  }
+
+  if (latest?.state === 'done' && latest.result) {
+    const b = latest.result;
     return (
       <div className="card" data-testid="send-done">
         <div className="success box" data-testid="send-success">
-          Sent <Amount micro={send.result.amount} asset={send.result.asset} /> to{' '}
-          <span className="mono">{short(send.result.destination)}</span>.
+          Sent <Amount micro={b.amount} asset={b.asset} /> to <AddressLabel address={b.destination} />.
         </div>
-        <p className="small muted">
-          Block <span className="mono">{send.result.hash}</span>
-        </p>
+        <details className="details">
+          <summary>Details</summary>
+          <p className="small">
+            Block{' '}
+            <a className="mono" href={href('explorer', 'block', b.hash ?? '')} data-testid="send-block-link">
+              {b.hash}
+            </a>
+          </p>
+        </details>
         <button
           type="button"
           onClick={() => {
-            send.reset();
-            setReview(undefined);
+            dismissAction(latest.id);
             setTried(false);
-            setDraft({ to: '', asset: draft.asset, amount: '', memo: '' });
+            setDraft({ to: '', asset: b.asset, amount: '', memo: '' });
           }}
           data-testid="send-another"
         >
@@ -75,87 +132,54 @@ export function SendForm({ account }: { account: AccountInfo }) {
     );
   }
 
-  if (review) {
+  // A send that failed or was cancelled comes back as its review, with what happened.
+  const failed = latest && (latest.state === 'failed' || latest.state === 'cancelled') ? latest : undefined;
+  const shown = review ?? failed?.input;
+  if (shown) {
     return (
-      <div className="card" data-testid="send-review-card">
-        <h2>Check and confirm</h2>
-        <table>
-          <tbody>
-            <tr>
-              <th>From</th>
-              <td>
-                {account.label} <span className="mono small">{short(account.address)}</span>
-              </td>
-            </tr>
-            <tr>
-              <th>To</th>
-              <td>
-                {contactName(review.destination) && <b>{contactName(review.destination)} </b>}
-                <span className="mono small" data-testid="review-to">
-                  {review.destination}
-                </span>
-              </td>
-            </tr>
-            <tr>
-              <th>Amount</th>
-              <td>
-                <Amount micro={review.amount} asset={review.asset} testId="review-amount" />{' '}
-                <span className="muted small">({review.amount.toString()} micro-units)</span>
-              </td>
-            </tr>
-            <tr>
-              <th>Memo</th>
-              <td data-testid="review-memo">{review.memo || <span className="muted">none</span>}</td>
-            </tr>
-          </tbody>
-        </table>
-        <p className="hint" style={{ marginTop: 10 }}>
-          Sends cannot be undone. The block is signed here and its proof of work is computed on this computer.
-        </p>
-        {send.error !== undefined && !isPowAbortedError(send.error) && (
-          <ErrorText error={send.error} testId="send-error" />
-        )}
-        {isPowAbortedError(send.error) && <p className="hint">Cancelled: nothing was sent.</p>}
-        <div className="row">
-          <button
-            type="button"
-            onClick={() => setReview(undefined)}
-            disabled={send.busy}
-            data-testid="send-edit"
-          >
-            Edit
-          </button>
-          <button
-            type="button"
-            className="primary"
-            onClick={() => void send.run(review)}
-            disabled={send.busy}
-            data-testid="send-confirm"
-          >
-            {send.busy ? 'Sending…' : 'Confirm and send'}
-          </button>
-        </div>
-      </div>
+      <ReviewCard
+        from={account}
+        c={shown}
+        error={failed?.state === 'failed' ? failed.error : undefined}
+        cancelled={failed?.state === 'cancelled'}
+        onEdit={() => {
+          if (failed) dismissAction(failed.id);
+          editAgain(shown);
+        }}
+        onConfirm={() => {
+          if (failed) dismissAction(failed.id);
+          start(shown);
+        }}
+      />
     );
   }
 
   return (
     <form className="card" onSubmit={submitReview} noValidate data-testid="send-form">
       <h2>Send</h2>
-      {book.length > 0 && (
+      {(ownChoices.length > 0 || bookChoices.length > 0) && (
         <label className="field">
-          <span>Pick a contact</span>
-          <select
-            value={book.some((c) => c.address === draft.to) ? draft.to : ''}
-            onChange={(e) => set({ to: e.target.value })}
-            data-testid="send-contact"
-          >
+          <span>Pick a recipient</span>
+          <select value={picked} onChange={(e) => set({ to: e.target.value })} data-testid="send-contact">
             <option value="">—</option>
-            {book.map((c) => (
-              <option key={c.address} value={c.address}>
-                {c.name} ({short(c.address, 6)})
-              </option>
-            ))}
+            {ownChoices.length > 0 && (
+              <optgroup label="My accounts">
+                {ownChoices.map((a) => (
+                  <option key={a.address} value={a.address}>
+                    {a.label} ({short(a.address, 6)})
+                  </option>
+                ))}
+              </optgroup>
+            )}
+            {bookChoices.length > 0 && (
+              <optgroup label="Address book">
+                {bookChoices.map((c) => (
+                  <option key={c.address} value={c.address}>
+                    {c.name} ({short(c.address, 6)})
+                  </option>
+                ))}
+              </optgroup>
+            )}
           </select>
         </label>
       )}
@@ -176,6 +200,11 @@ export function SendForm({ account }: { account: AccountInfo }) {
             {errors.to}
           </span>
         )}
+        {!errors.to && nameOf(draft.to.trim().toLowerCase()) && (
+          <span className="hint" data-testid="send-to-name">
+            <AddressLabel address={draft.to.trim().toLowerCase()} />
+          </span>
+        )}
       </label>
       <div className="row" style={{ alignItems: 'flex-start' }}>
         <label className="field" style={{ flex: 1 }}>
@@ -184,7 +213,7 @@ export function SendForm({ account }: { account: AccountInfo }) {
             value={draft.amount}
             inputMode="decimal"
             onChange={(e) => set({ amount: e.target.value })}
-            placeholder="0.00"
+            placeholder={`for example ${amountExample(seps)}`}
             autoComplete="off"
             aria-invalid={errors.amount !== undefined}
             data-testid="send-amount"
@@ -195,12 +224,12 @@ export function SendForm({ account }: { account: AccountInfo }) {
             </span>
           )}
           <span className="hint">
-            Spendable:{' '}
+            Available to send:{' '}
             {bal.data ? (
               <button
                 type="button"
                 className="link"
-                onClick={() => set({ amount: formatUnits(free) })}
+                onClick={() => set({ amount: formatAmountInput(free, seps) })}
                 data-testid="send-max"
               >
                 {groupedUnits(free)} {draft.asset}
@@ -226,7 +255,7 @@ export function SendForm({ account }: { account: AccountInfo }) {
         </label>
       </div>
       <label className="field">
-        <span>Memo (optional, public)</span>
+        <span>Memo (optional, anyone can read it)</span>
         <input
           value={draft.memo}
           onChange={(e) => set({ memo: e.target.value })}
@@ -247,5 +276,121 @@ export function SendForm({ account }: { account: AccountInfo }) {
         Review
       </button>
     </form>
+  );
+}
+
+/** The last look before signing; an address nobody has used needs an explicit "yes, send". */
+function ReviewCard({
+  from,
+  c,
+  error,
+  cancelled,
+  onEdit,
+  onConfirm,
+}: {
+  from: AccountInfo;
+  c: Checked;
+  error: unknown;
+  cancelled: boolean;
+  onEdit(): void;
+  onConfirm(): void;
+}) {
+  const nameOf = useAddressNames();
+  const known = nameOf(c.destination) !== undefined;
+  const seen = useRecipientSeen(c.destination, !known);
+  const [ack, setAck] = useState(false);
+  const needsAck = !known && (seen.data === 'never' || seen.isError);
+  const blocked = !known && seen.isLoading;
+  return (
+    <div className="card" data-testid="send-review-card">
+      <h2>Check and confirm</h2>
+      <table>
+        <tbody>
+          <tr>
+            <th>From</th>
+            <td>
+              {from.label} <span className="mono small">{short(from.address)}</span>
+            </td>
+          </tr>
+          <tr>
+            <th>To</th>
+            <td>
+              <AddressLabel address={c.destination} chars={10} testId="review-to-label" />
+            </td>
+          </tr>
+          <tr>
+            <th>Amount</th>
+            <td>
+              <Amount micro={c.amount} asset={c.asset} testId="review-amount" />
+            </td>
+          </tr>
+          <tr>
+            <th>Memo</th>
+            <td data-testid="review-memo">{c.memo || <span className="muted">none</span>}</td>
+          </tr>
+        </tbody>
+      </table>
+      <details className="details">
+        <summary>Details</summary>
+        <p className="small">
+          Recipient address{' '}
+          <span className="mono" data-testid="review-to">
+            {c.destination}
+          </span>
+        </p>
+        <p className="small">
+          Amount in micro-units: <span className="mono">{c.amount.toString()}</span>
+        </p>
+        <p className="small">
+          The block is signed in this window and its proof of work is computed on this computer before it goes
+          to the node.
+        </p>
+      </details>
+      {!known && seen.isLoading && (
+        <p className="hint" data-testid="send-checking-recipient">
+          Checking whether this address has been used…
+        </p>
+      )}
+      {needsAck && (
+        <div className="warn box" role="alert" data-testid="send-unknown-recipient">
+          {seen.isError ? (
+            <p>Could not check this address with the node ({String((seen.error as Error).message)}).</p>
+          ) : (
+            <p>
+              <b>This address has never been used.</b> No account has it and nothing has been sent to it yet.
+              Check it character by character: a send to a mistyped address cannot be taken back.
+            </p>
+          )}
+          <label className="check" style={{ margin: 0 }}>
+            <input
+              type="checkbox"
+              checked={ack}
+              onChange={(e) => setAck(e.target.checked)}
+              data-testid="send-unknown-ack"
+            />
+            I have checked the address: send to it anyway
+          </label>
+        </div>
+      )}
+      <p className="hint" style={{ marginTop: 10 }}>
+        A send cannot be undone.
+      </p>
+      {error !== undefined && <ErrorText error={error} testId="send-error" />}
+      {cancelled && <p className="hint">Cancelled: nothing was sent.</p>}
+      <div className="row">
+        <button type="button" onClick={onEdit} data-testid="send-edit">
+          Edit
+        </button>
+        <button
+          type="button"
+          className="primary"
+          onClick={onConfirm}
+          disabled={blocked || (needsAck && !ack)}
+          data-testid="send-confirm"
+        >
+          {error !== undefined || cancelled ? 'Try again' : 'Confirm and send'}
+        </button>
+      </div>
+    </div>
   );
 }

@@ -1,7 +1,8 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useState, type FormEvent } from 'react';
 import type { PendingSend } from '../../../node-core/client/client.ts';
-import { isPowAbortedError } from '../../../node-core/protocol/pow.ts';
+import { ActivityList } from '../activity/ActivityList.tsx';
+import { startAction, useLatestAction, useWatchAction } from '../activity/actions.ts';
 import { errorMessage } from '../api.ts';
 import {
   Amount,
@@ -16,7 +17,9 @@ import {
 } from '../components/common.tsx';
 import { keystore, useKeystore, type AccountInfo } from '../keystore/index.ts';
 import { href, navigate } from '../router.ts';
-import { contacts, settings, updateSettings } from '../settings.ts';
+import { settings, updateSettings } from '../settings.ts';
+import { AddressLabel } from '../wallet/AddressLabel.tsx';
+import type { AccountBalances } from '../wallet/balances.ts';
 import { accountWriter } from '../wallet/context.ts';
 import { TEST_FUNDS } from '../wallet/faucet.ts';
 import {
@@ -28,7 +31,6 @@ import {
   usePending,
   usePendingMany,
 } from '../wallet/queries.ts';
-import { useAction } from '../wallet/useAction.ts';
 import { History } from './History.tsx';
 import { ImportSeed, SeedBackupFlow } from './SeedFlows.tsx';
 import { SendForm } from './Send.tsx';
@@ -203,6 +205,7 @@ function Overview({ account }: { account: AccountInfo }) {
       <TestFundsCard account={account} />
       <div style={{ gridColumn: '1 / -1' }}>
         <PendingCard account={account} />
+        <ActivityList account={account.address} />
       </div>
     </div>
   );
@@ -225,32 +228,56 @@ export function BalancesCard({ address }: { address: string }) {
         assets.map((asset) => {
           const total = bal.data.balances[asset] ?? 0n;
           const spendable = bal.data.spendable[asset] ?? 0n;
+          const confirming = total > spendable ? total - spendable : 0n;
           return (
             <div key={asset} style={{ marginBottom: 10 }} data-testid={`balance-${asset}`}>
               <div className="big">
                 <Amount micro={total} asset={asset} testId={`balance-total-${asset}`} />
               </div>
               <div className="balance-line small">
-                <span className="muted">spendable</span>
+                <span className="muted">available</span>
                 <Amount micro={spendable} asset={asset} testId={`balance-spendable-${asset}`} />
-                <span className="muted">pending</span>
+                {confirming > 0n && (
+                  <>
+                    <span className="muted">confirming</span>
+                    <span data-testid={`balance-confirming-${asset}`}>
+                      <Amount micro={confirming} asset={asset} />
+                      <span className="muted"> waiting for confirmation</span>
+                    </span>
+                  </>
+                )}
+                <span className="muted">incoming</span>
                 <span>
                   <Amount micro={incoming[asset] ?? 0n} asset={asset} testId={`balance-pending-${asset}`} />
-                  <span className="muted"> incoming, not yet received</span>
+                  <span className="muted"> sent to you, not yet received</span>
                 </span>
               </div>
             </div>
           );
         })}
-      {bal.data && (
-        <div className="hint">
-          {bal.data.source === 'node'
-            ? 'Spendable funds computed from the chain’s finality (this node has no proxy API yet).'
-            : bal.data.finalHeight === 0
-              ? 'No final block yet.'
-              : `Final up to block ${bal.data.finalHeight ?? '?'}.`}
-        </div>
-      )}
+      {bal.data && <BalanceStatus data={bal.data} />}
+    </div>
+  );
+}
+
+/** Whether everything is confirmed, in words; the finality height is one click away. */
+function BalanceStatus({ data }: { data: AccountBalances }) {
+  const waiting = Object.entries(data.balances).filter(([a, v]) => v > (data.spendable[a] ?? 0n));
+  return (
+    <div className="hint" data-testid="balance-status">
+      {waiting.length === 0
+        ? 'Everything is confirmed.'
+        : `Waiting for confirmation: ${waiting
+            .map(([a, v]) => `${groupedUnits(v - (data.spendable[a] ?? 0n))} ${a}`)
+            .join(', ')}. It can be sent once the network confirms it, usually within seconds.`}
+      <details className="details">
+        <summary>Details</summary>
+        {data.source === 'node'
+          ? 'Available funds are computed here from the chain’s finality flags (this node has no proxy API).'
+          : data.finalHeight === 0
+            ? 'No block of this account is final yet.'
+            : `Final up to block ${data.finalHeight ?? '?'} of this account’s chain: blocks up to there are confirmed by the network’s representatives.`}
+      </details>
     </div>
   );
 }
@@ -259,16 +286,28 @@ function TestFundsCard({ account }: { account: AccountInfo }) {
   const qc = useQueryClient();
   const faucet = useFaucet();
   const allowance = useClaimAllowance(account.address);
-  const claim = useAction(async () => {
+  const latest = useLatestAction<bigint, bigint>('claim', account.address);
+  useWatchAction(latest?.id);
+  const busy = latest?.state === 'running';
+  const runClaim = () => {
     const left = allowance.data?.left ?? TEST_FUNDS;
     const amount = left < TEST_FUNDS ? left : TEST_FUNDS;
-    try {
-      await accountWriter().claim(account.address, amount, `test funds for ${account.label}`);
-    } finally {
-      await invalidateAccounts(qc, account.address);
-    }
-    return amount;
-  });
+    startAction<bigint, bigint>({
+      kind: 'claim',
+      account: account.address,
+      title: `Test funds for ${account.label}`,
+      input: amount,
+      run: async () => {
+        try {
+          await accountWriter().claim(account.address, amount, `test funds for ${account.label}`);
+        } finally {
+          await invalidateAccounts(qc, account.address);
+        }
+        return amount;
+      },
+      describe: (a) => ({ text: `Claimed ${groupedUnits(a)} XE of test funds for ${account.label}.` }),
+    });
+  };
   const usedUp = allowance.data !== undefined && allowance.data.left === 0n;
   return (
     <div className="card" data-testid="test-funds">
@@ -285,11 +324,11 @@ function TestFundsCard({ account }: { account: AccountInfo }) {
           <button
             type="button"
             className="primary"
-            disabled={claim.busy || usedUp}
-            onClick={() => void claim.run()}
+            disabled={busy || usedUp}
+            onClick={runClaim}
             data-testid="claim-button"
           >
-            {claim.busy ? 'Claiming…' : 'Get test funds'}
+            {busy ? 'Claiming…' : 'Get test funds'}
           </button>
           {usedUp && (
             <p className="hint" data-testid="claim-used-up" style={{ marginTop: 8 }}>
@@ -297,15 +336,18 @@ function TestFundsCard({ account }: { account: AccountInfo }) {
               {allowance.data?.nextAt ? `; more from ${timeOf(allowance.data.nextAt)}` : ''}.
             </p>
           )}
-          {claim.result !== undefined && (
+          {busy && (
+            <p className="hint" style={{ marginTop: 8 }}>
+              Working on it: the proof of work runs on this computer. You can leave this page meanwhile.
+            </p>
+          )}
+          {latest?.state === 'done' && latest.result !== undefined && (
             <div className="success box" data-testid="claim-success">
-              Claimed {groupedUnits(claim.result)} XE.
+              Claimed {groupedUnits(latest.result)} XE.
             </div>
           )}
-          {claim.error !== undefined && !isPowAbortedError(claim.error) && (
-            <ErrorText error={claim.error} testId="claim-error" />
-          )}
-          {isPowAbortedError(claim.error) && <p className="hint">Cancelled.</p>}
+          {latest?.state === 'failed' && <ErrorText error={latest.error} testId="claim-error" />}
+          {latest?.state === 'cancelled' && <p className="hint">Cancelled.</p>}
         </>
       )}
     </div>
@@ -315,24 +357,37 @@ function TestFundsCard({ account }: { account: AccountInfo }) {
 export function PendingCard({ account }: { account: AccountInfo }) {
   const qc = useQueryClient();
   const pending = usePending(account.address);
-  const book = contacts.use();
   const auto = settings.use().autoReceive;
-  const receive = useAction(async (entries: PendingSend[]) => {
-    try {
-      for (const p of entries) {
-        await accountWriter().receive(
-          account.address,
-          p,
-          `receive ${groupedUnits(p.amount)} ${p.asset} into ${account.label}`,
-        );
-      }
-    } finally {
-      await invalidateAccounts(qc, account.address);
-    }
-    return entries.length;
-  });
+  const latest = useLatestAction<PendingSend[], number>('receive', account.address);
+  useWatchAction(latest?.id);
+  const busy = latest?.state === 'running';
+  const receive = (entries: PendingSend[]) => {
+    const one = entries.length === 1 ? entries[0] : undefined;
+    startAction<PendingSend[], number>({
+      kind: 'receive',
+      account: account.address,
+      title: one
+        ? `Receive ${groupedUnits(one.amount)} ${one.asset} into ${account.label}`
+        : `Receive ${entries.length} incoming sends into ${account.label}`,
+      input: entries,
+      run: async () => {
+        try {
+          for (const p of entries) {
+            await accountWriter().receive(
+              account.address,
+              p,
+              `receive ${groupedUnits(p.amount)} ${p.asset} into ${account.label}`,
+            );
+          }
+        } finally {
+          await invalidateAccounts(qc, account.address);
+        }
+        return entries.length;
+      },
+      describe: (n) => ({ text: `Received ${n} ${n === 1 ? 'send' : 'sends'} into ${account.label}.` }),
+    });
+  };
   const list = pending.data ?? [];
-  const nameOf = (a: string) => book.find((c) => c.address === a)?.name;
   return (
     <div className="card" data-testid="pending">
       <div className="row between">
@@ -350,8 +405,8 @@ export function PendingCard({ account }: { account: AccountInfo }) {
           <button
             type="button"
             className="primary"
-            disabled={receive.busy || list.length === 0}
-            onClick={() => void receive.run(list)}
+            disabled={busy || list.length === 0}
+            onClick={() => receive(list)}
             data-testid="receive-all"
           >
             Receive all
@@ -376,8 +431,7 @@ export function PendingCard({ account }: { account: AccountInfo }) {
               {list.map((p) => (
                 <tr key={p.hash} data-testid="pending-row" data-hash={p.hash}>
                   <td>
-                    {nameOf(p.from) && <b>{nameOf(p.from)} </b>}
-                    <span className="mono small">{short(p.from)}</span>
+                    <AddressLabel address={p.from} testId="pending-from" />
                   </td>
                   <td className="num">
                     <Amount micro={p.amount} asset={p.asset} />
@@ -386,8 +440,8 @@ export function PendingCard({ account }: { account: AccountInfo }) {
                   <td className="num">
                     <button
                       type="button"
-                      disabled={receive.busy}
-                      onClick={() => void receive.run([p])}
+                      disabled={busy}
+                      onClick={() => receive([p])}
                       data-testid="receive-one"
                     >
                       Receive
@@ -398,12 +452,14 @@ export function PendingCard({ account }: { account: AccountInfo }) {
             </tbody>
           </table>
         )}
-        {receive.result !== undefined && (
+        {busy && <p className="hint">Receiving… (the proof of work runs on this computer)</p>}
+        {latest?.state === 'done' && latest.result !== undefined && (
           <div className="success box" data-testid="receive-success">
-            Received {receive.result} {receive.result === 1 ? 'send' : 'sends'}.
+            Received {latest.result} {latest.result === 1 ? 'send' : 'sends'}.
           </div>
         )}
-        {receive.error !== undefined && <ErrorText error={receive.error} testId="receive-error" />}
+        {latest?.state === 'failed' && <ErrorText error={latest.error} testId="receive-error" />}
+        {latest?.state === 'cancelled' && <p className="hint">Cancelled: nothing was received.</p>}
       </div>
     </div>
   );

@@ -8,3 +8,12 @@ export function groupedUnits(micro: bigint, minDecimals = 0): string {
   const grouped = whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${neg ? '-' : ''}${grouped}${frac ? `.${frac}` : ''}`;
 }
+
+/**
+ * When a block was made, for people. A genesis block carries timestamp 0 by the protocol (it has no
+ * time of its own): it is the network's start, not 1 January 1970.
+ */
+export function blockTime(type: string, ns: bigint): string {
+  if (type === 'genesis' || ns === 0n) return 'at the network’s start';
+  return new Date(Number(ns / 1_000_000n)).toLocaleString();
+}
