@@ -18,6 +18,10 @@ export const CHANNELS = {
   appInfo: 'ledger-desktop:app-info',
   /** The unread chat count, shown on the tray and the dock/taskbar badge. */
   trayUnread: 'ledger-desktop:tray-unread',
+  /** The unlocked accounts' XE (micro-units, a digit string) or null, for the tray. */
+  trayBalance: 'ledger-desktop:tray-balance',
+  /** A desktop notification `(title, body)`, shown while the window is not in front. */
+  notifyShow: 'ledger-desktop:notify-show',
 } as const;
 
 export type Channels = typeof CHANNELS;
@@ -55,6 +59,8 @@ export const BRIDGE_METHOD_CHANNELS: { readonly [M in BridgeMethod]: Channel } =
   'keys.delete': CHANNELS.keysDelete,
   'app.info': CHANNELS.appInfo,
   'tray.setUnread': CHANNELS.trayUnread,
+  'tray.setBalance': CHANNELS.trayBalance,
+  'notify.show': CHANNELS.notifyShow,
 };
 
 /** An error as it crosses IPC: Electron would keep only the message of a thrown Error. */

@@ -1,6 +1,7 @@
 import type { IpcMain, IpcMainInvokeEvent } from 'electron';
 import type { DesktopAppInfo, PowProgress } from '../node-core/client/bridge.ts';
 import { CHANNELS, INVOKE_CHANNELS, type InvokeChannel, type IpcResult, toWireError } from './channels.ts';
+import { checkNotice, type DesktopNotice } from './notice.ts';
 
 /**
  * The main process's handlers for the bridge's channels. Every handler:
@@ -30,6 +31,10 @@ export interface BridgeServices {
   appInfo(): DesktopAppInfo;
   /** The unread chat count for the tray and badge. */
   setUnread(count: number): void;
+  /** The unlocked accounts' XE in micro-units for the tray, or null (locked). */
+  setBalance(microXe: bigint | null): void;
+  /** A desktop notification from the page (checked: see checkNotice). */
+  notify(notice: DesktopNotice): void;
   isTrustedSender(event: IpcMainInvokeEvent): boolean;
 }
 
@@ -68,6 +73,13 @@ export function bridgeHandlers(s: BridgeServices): { readonly [C in InvokeChanne
         throw new TypeError('count must be a whole number from 0');
       s.setUnread(count);
     },
+    [CHANNELS.trayBalance]: async (_event, microXe) => {
+      // u64 at most: a total past it is not a balance any ledger account can hold.
+      if (microXe !== null && (typeof microXe !== 'string' || !/^(0|[1-9]\d{0,19})$/.test(microXe)))
+        throw new TypeError('the balance must be a whole number of micro-units as a digit string, or null');
+      s.setBalance(microXe === null ? null : BigInt(microXe));
+    },
+    [CHANNELS.notifyShow]: async (_event, title, body) => s.notify(checkNotice(title, body)),
   };
 }
 

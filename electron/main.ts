@@ -9,7 +9,7 @@
  * tray-status, node-host).
  */
 import { isPrimaryInstance } from './app-setup.ts';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   app,
@@ -29,9 +29,11 @@ import { pino } from 'pino';
 import { DEFAULT_PROVIDE } from '../node-core/leasing/provider/policy.ts';
 import type { LedgerNode } from '../node-core/node.ts';
 import { desktopCsp, withCsp } from './csp.ts';
+import { paymentLinkUrl, paymentUriFromArgv, protocolClientArgs } from './deep-link.ts';
 import { iconPng } from './icon.ts';
 import { registerBridgeHandlers } from './ipc.ts';
 import { KEY_STORE_FILE, KeyStore, type SecretCipher } from './key-store.ts';
+import { shouldShowNotice } from './notice.ts';
 import { decideNavigation, isNodeUrl, originOf, permissionAllowed } from './navigation.ts';
 import { desktopVerifyThreads, startDesktopNode } from './node-host.ts';
 import { PowHost, type PowProcess } from './pow-host.ts';
@@ -144,7 +146,29 @@ function run(): void {
     // macOS apps stay in the dock (and here in the tray) until Quit.
     if (process.platform !== 'darwin') app.quit();
   });
-  app.on('second-instance', () => showWindow());
+  // A payment link the window has not opened yet (it came before the node or the window was ready);
+  // a first start by a link (Windows, Linux) has it in argv.
+  let pendingLink: string | undefined = paymentUriFromArgv(process.argv);
+  const openPaymentLink = (uri: string): void => {
+    pendingLink = uri;
+    if (node === undefined || quit !== 'running') return; // the first window opens it
+    if (win === undefined || win.isDestroyed()) return showWindow(); // createWindow takes it
+    pendingLink = undefined;
+    const url = paymentLinkUrl(`${node.url}/ui/`, uri);
+    // Same document, another hash: the page's router opens the send form (renderer/src/deeplink/).
+    if (url !== undefined) void win.loadURL(url);
+    showWindow();
+  };
+  app.on('second-instance', (_event, argv) => {
+    const uri = paymentUriFromArgv(argv);
+    if (uri !== undefined) openPaymentLink(uri);
+    else showWindow();
+  });
+  // macOS hands links to the running app (registered before ready: a link may have started it).
+  app.on('open-url', (event, url) => {
+    event.preventDefault();
+    openPaymentLink(url);
+  });
   app.on('activate', () => showWindow());
 
   nodeReady.then(
@@ -154,6 +178,7 @@ function run(): void {
       if (quit !== 'running') return; // quitting during start-up: shutdown() stops it
       const origin = new URL(n.url).origin;
       hardenSession(session.defaultSession, origin);
+      registerPaymentLinks();
       // Before the first window exists: every page (and any window it opens) is guarded.
       app.on('web-contents-created', (_event, contents) => guardContents(contents, origin));
       registerBridgeHandlers(ipcMain, {
@@ -178,6 +203,14 @@ function run(): void {
             n.on('click', showWindow);
             n.show();
           }
+        },
+        setBalance: (microXe) => tray?.setBalance(microXe),
+        notify: (notice) => {
+          const inFront = win !== undefined && !win.isDestroyed() && win.isVisible() && win.isFocused();
+          if (!shouldShowNotice(inFront) || !Notification.isSupported()) return;
+          const shown = new Notification({ title: notice.title, body: notice.body });
+          shown.on('click', showWindow);
+          shown.show();
         },
         isTrustedSender: (event) => {
           try {
@@ -216,6 +249,27 @@ function run(): void {
     win.focus();
   }
 
+  /** The window's first page: the GUI, or the send form of a payment link that came meanwhile. */
+  function firstUrl(n: LedgerNode): string {
+    const link = pendingLink === undefined ? undefined : paymentLinkUrl(`${n.url}/ui/`, pendingLink);
+    pendingLink = undefined;
+    return link ?? `${n.url}/ui/`;
+  }
+
+  /**
+   * xe: links from other programs open here (the installer registers it too; this covers
+   * development runs and a moved app). Run from source, Electron needs the app's entry.
+   */
+  function registerPaymentLinks(): void {
+    const entry = process.argv[1] === undefined ? undefined : resolve(process.argv[1]);
+    const [scheme, path, args] = protocolClientArgs(process.defaultApp === true, process.execPath, entry);
+    const ok =
+      path === undefined
+        ? app.setAsDefaultProtocolClient(scheme)
+        : app.setAsDefaultProtocolClient(scheme, path, args);
+    if (!ok) log.warn('could not register as the handler of xe: payment links');
+  }
+
   function createWindow(n: LedgerNode): BrowserWindow {
     const primary = screen.getPrimaryDisplay();
     const areas = [primary, ...screen.getAllDisplays().filter((d) => d.id !== primary.id)].map(
@@ -243,7 +297,7 @@ function run(): void {
     w.webContents.on('render-process-gone', (_e, details) =>
       log.error({ details }, 'the renderer process is gone'),
     );
-    void w.loadURL(`${n.url}/ui/`);
+    void w.loadURL(firstUrl(n));
     return w;
   }
 

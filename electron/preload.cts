@@ -39,6 +39,8 @@ const CHANNELS: Channels = {
   keysDelete: 'ledger-desktop:keys-delete',
   appInfo: 'ledger-desktop:app-info',
   trayUnread: 'ledger-desktop:tray-unread',
+  trayBalance: 'ledger-desktop:tray-balance',
+  notifyShow: 'ledger-desktop:notify-show',
 };
 
 const GLOBAL_NAME: typeof BRIDGE_GLOBAL = 'ledgerDesktop';
@@ -108,6 +110,14 @@ const bridge: DesktopBridge = {
     setUnread(count) {
       // Fire and forget: a badge that fails to update is not worth an error in the page.
       void call<void>(CHANNELS.trayUnread, Number(count)).catch(() => undefined);
+    },
+    setBalance(microXe) {
+      void call<void>(CHANNELS.trayBalance, microXe === null ? null : String(microXe)).catch(() => undefined);
+    },
+  },
+  notify: {
+    show(title, body) {
+      void call<void>(CHANNELS.notifyShow, String(title), String(body)).catch(() => undefined);
     },
   },
 };

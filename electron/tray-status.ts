@@ -1,5 +1,6 @@
 import type { Rgb } from './icon.ts';
 import { ICON_COLORS } from './icon.ts';
+import { formatAmount } from '../node-core/api/tell-user.ts';
 
 /**
  * What the tray shows: the node's state in one line (network, blocks, peers) and as the icon's
@@ -25,6 +26,12 @@ const count = (n: number, one: string, many: string): string =>
 export function unreadLine(count: number): string {
   if (count <= 0) return '';
   return count === 1 ? '1 unread message' : `${count} unread messages`;
+}
+
+/** The tray's balance line: "Balance: 1,250.5 XE", or nothing while locked (null). */
+export function balanceLine(microXe: bigint | null): string {
+  if (microXe === null) return '';
+  return `Balance: ${formatAmount(microXe, 'XE')}`;
 }
 
 export function statusLine(state: TrayState): string {

@@ -1,11 +1,20 @@
 import { Menu, nativeImage, Tray } from 'electron';
 import type { NativeImage } from 'electron';
 import { iconPng } from './icon.ts';
-import { fetchNodeStatus, statusLine, trayColor, type TrayState, unreadLine } from './tray-status.ts';
+import {
+  balanceLine,
+  fetchNodeStatus,
+  statusLine,
+  trayColor,
+  type TrayState,
+  unreadLine,
+} from './tray-status.ts';
 
 /**
  * The tray icon: its colour and first menu line show the node's state (network, blocks, peers,
- * refreshed every few seconds from the node's API); the menu shows the window or quits.
+ * refreshed every few seconds from the node's API); the tooltip and menu show the unlocked
+ * accounts' balance and the unread chat messages (both reported by the page); the menu shows the
+ * window or quits.
  */
 export interface StatusTrayOptions {
   apiUrl: string;
@@ -27,6 +36,7 @@ export class StatusTray {
   readonly #timer: ReturnType<typeof setInterval>;
   #state: TrayState = { kind: 'starting' };
   #unread = 0;
+  #balance: bigint | null = null;
   #colorKey = '';
   #destroyed = false;
 
@@ -56,6 +66,13 @@ export class StatusTray {
     this.#render();
   }
 
+  /** The unlocked accounts' XE in micro-units; null while locked (no balance line). */
+  setBalance(microXe: bigint | null): void {
+    if (microXe === this.#balance) return;
+    this.#balance = microXe;
+    this.#render();
+  }
+
   set(state: TrayState): void {
     this.#state = state;
     this.#render();
@@ -70,13 +87,16 @@ export class StatusTray {
       this.#colorKey = colorKey;
     }
     const unread = unreadLine(this.#unread);
-    this.#tray.setToolTip(`Ledger Node Desktop: ${line}${unread ? `; ${unread}` : ''}`);
+    const balance = balanceLine(this.#balance);
+    const extra = [balance, unread].filter((l) => l !== '');
+    this.#tray.setToolTip(`Ledger Node Desktop: ${[line, ...extra].join('; ')}`);
     // The count beside the icon in the macOS menu bar (other desktops show no tray text).
     if (process.platform === 'darwin') this.#tray.setTitle(this.#unread > 0 ? String(this.#unread) : '');
     // Linux needs the whole menu set again for a label to change.
     this.#tray.setContextMenu(
       Menu.buildFromTemplate([
         { label: line, enabled: false },
+        ...(balance ? [{ label: balance, click: () => this.#opts.onShow() }] : []),
         ...(unread ? [{ label: unread, click: () => this.#opts.onShow() }] : []),
         { type: 'separator' },
         { label: 'Show window', click: () => this.#opts.onShow() },

@@ -48,8 +48,20 @@ export interface DesktopBridge {
   pow: DesktopPow;
   keys: DesktopKeyStorage;
   app: { info(): Promise<DesktopAppInfo> };
-  /** The tray's (and the dock or taskbar badge's) unread chat count. */
-  tray: { setUnread(count: number): void };
+  tray: {
+    /** The tray's (and the dock or taskbar badge's) unread chat count. */
+    setUnread(count: number): void;
+    /**
+     * The XE of the unlocked accounts, in micro-units as a digit string, for the tray's tooltip and
+     * menu; null while locked (the tray then shows no balance).
+     */
+    setBalance(microXe: string | null): void;
+  };
+  /**
+   * A desktop notification (incoming funds): shown by the main process, which alone may, and only
+   * while the window is not in front; a click brings the window.
+   */
+  notify: { show(title: string, body: string): void };
 }
 
 /** Name of the global the preload defines. */

@@ -34,6 +34,8 @@ const EXPECTED_CHANNELS = [
   'ledger-desktop:keys-delete',
   'ledger-desktop:app-info',
   'ledger-desktop:tray-unread',
+  'ledger-desktop:tray-balance',
+  'ledger-desktop:notify-show',
 ];
 
 const EXPECTED_METHODS = [
@@ -46,6 +48,8 @@ const EXPECTED_METHODS = [
   'keys.delete',
   'app.info',
   'tray.setUnread',
+  'tray.setBalance',
+  'notify.show',
 ];
 
 describe('the bridge channel list', () => {
@@ -102,6 +106,8 @@ interface Harness {
   >;
   cancelled: string[];
   unread: number[];
+  balances: (bigint | null)[];
+  notices: { title: string; body: string }[];
   keys: Map<string, string>;
   encryption: boolean;
 }
@@ -115,6 +121,8 @@ function loadPreload(): Harness {
     pendingSolves: new Map(),
     cancelled: [],
     unread: [],
+    balances: [],
+    notices: [],
     keys: new Map(),
     encryption: true,
   } as unknown as Harness;
@@ -152,6 +160,8 @@ function loadPreload(): Harness {
       adminTokenFile: '/data/node/admin-token',
     }),
     setUnread: (count) => h.unread.push(count),
+    setBalance: (micro) => h.balances.push(micro),
+    notify: (notice) => h.notices.push(notice),
     isTrustedSender: (event) => event.senderFrame?.url.startsWith('http://127.0.0.1:8080/') === true,
   };
   h.services = services;
@@ -277,6 +287,25 @@ describe('the preload bridge', () => {
     h.bridge.tray.setUnread(1.5);
     await new Promise((r) => setTimeout(r, 10));
     expect(h.unread).toEqual([3]);
+  });
+
+  it('hands the balance to the tray as an exact bigint, refusing what is not micro-units', async () => {
+    h.bridge.tray.setBalance('18446744073709551615');
+    h.bridge.tray.setBalance(null);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(h.balances).toEqual([18446744073709551615n, null]);
+    for (const bad of ['-1', '1.5', '', '01', '1'.repeat(21)]) h.bridge.tray.setBalance(bad);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(h.balances).toEqual([18446744073709551615n, null]);
+  });
+
+  it('passes notifications to main, which refuses control characters and floods', async () => {
+    h.bridge.notify.show('Incoming: 250.5 XE', 'To Savings, from 2ca26366…5496.');
+    h.bridge.notify.show('bad\ntitle', 'x');
+    h.bridge.notify.show('ok', 'y'.repeat(301));
+    h.bridge.notify.show('   ', 'empty title');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(h.notices).toEqual([{ title: 'Incoming: 250.5 XE', body: 'To Savings, from 2ca26366…5496.' }]);
   });
 
   it('round-trips keys and app info', async () => {
