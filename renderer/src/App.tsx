@@ -17,6 +17,9 @@ import { applyTheme, settings } from './settings.ts';
 import { accountWriter } from './wallet/context.ts';
 import { invalidateAccounts, usePendingMany } from './wallet/queries.ts';
 import { groupedUnits } from './components/common.tsx';
+import { usePaymentLinkRoute } from './deeplink/payment-link.ts';
+import { ShortcutsHelp } from './shortcuts/ShortcutsHelp.tsx';
+import { useShortcuts } from './shortcuts/useShortcuts.ts';
 
 // Pages not needed for the first screen load on demand.
 const ExplorerPage = lazy(() => import('./pages/Explorer.tsx'));
@@ -25,6 +28,10 @@ const LeasingPage = lazy(() => import('./pages/Leasing.tsx'));
 const ChatPage = lazy(() => import('./pages/Chat.tsx'));
 // Chat in the background: directory registration, the accounts' event streams, unread counts.
 const ChatRunner = lazy(() => import('./chat/ChatRunner.tsx').then((m) => ({ default: m.ChatRunner })));
+// Incoming-funds notices and the desktop tray's balance: loaded after the first screen.
+const IncomingFundsRunner = lazy(() =>
+  import('./notify/IncomingFundsRunner.tsx').then((m) => ({ default: m.IncomingFundsRunner })),
+);
 // Hold renewals and lease alerts: loaded after the first screen.
 const HoldRunner = lazy(() => import('./leasing/HoldRunner.tsx').then((m) => ({ default: m.HoldRunner })));
 
@@ -42,6 +49,8 @@ export function App() {
 
   // Account data is dropped on lock; the proof-of-work workers start once there is something to sign.
   const unlocked = ks.status === 'unlocked';
+  useShortcuts(unlocked);
+  usePaymentLinkRoute();
   useEffect(() => {
     if (!unlocked) {
       qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'node' });
@@ -64,21 +73,46 @@ export function App() {
 
   return (
     <div className="app" data-testid="app" data-keystore={ks.status}>
+      <SkipLink />
       {unlocked && <Sidebar active={page} />}
-      <main className={`main${unlocked ? '' : ' full'}`}>
+      <main id={MAIN_ID} tabIndex={-1} className={`main${unlocked ? '' : ' full'}`}>
         <Suspense fallback={<Loading />}>{content}</Suspense>
       </main>
       <StatusBar />
       <PowPanel />
+      <ShortcutsHelp />
       <Toaster />
       {unlocked && s.autoReceive && <AutoReceiver accounts={ks.accounts} />}
       {unlocked && (
         <Suspense fallback={null}>
           <HoldRunner accounts={ks.accounts} />
+          <IncomingFundsRunner accounts={ks.accounts} />
           <ChatRunner accounts={ks.accounts} />
         </Suspense>
       )}
     </div>
+  );
+}
+
+const MAIN_ID = 'main-content';
+
+/**
+ * The first thing Tab reaches: straight to the page's content, past the navigation. Not a plain
+ * `href="#main-content"`: the hash is the router's, so focus moves by hand.
+ */
+function SkipLink() {
+  return (
+    <a
+      className="skip-link"
+      href={`#${MAIN_ID}`}
+      onClick={(e) => {
+        e.preventDefault();
+        document.getElementById(MAIN_ID)?.focus();
+      }}
+      data-testid="skip-link"
+    >
+      Skip to main content
+    </a>
   );
 }
 
