@@ -47,6 +47,7 @@ import {
   WINDOW_STATE_FILE,
   type WindowState,
 } from './window-state.ts';
+import { openWindowSession } from './window-session.ts';
 
 // Built files next to this one (dist/electron/): the preload is CommonJS, see preload.cts.
 const PRELOAD = fileURLToPath(new URL('./preload.cjs', import.meta.url));
@@ -297,7 +298,10 @@ function run(): void {
     w.webContents.on('render-process-gone', (_e, details) =>
       log.error({ details }, 'the renderer process is gone'),
     );
-    void w.loadURL(firstUrl(n));
+    // The session cookie first: the window then opens the wallet the node keeps.
+    void openWindowSession(session.defaultSession, n.url, n.adminToken)
+      .catch((err: Error) => log.warn({ err: err.message }, 'could not open the window session'))
+      .then(() => w.loadURL(firstUrl(n)));
     return w;
   }
 

@@ -8,8 +8,8 @@
  * 2. With Electron's binary installed and no flags given: runs the desktop app (its window, its
  *    tray, its node in the application-data folder).
  * 3. Otherwise, or with `--headless`, or with any ledger-node flag (`npm start -- --api-port 0`):
- *    runs the node headless (the `ledger-node` command) and prints the GUI's address,
- *    http://127.0.0.1:<port>/ui/, for a browser.
+ *    runs the node headless (the `ledger-node` command) and prints the GUI's connect link,
+ *    http://127.0.0.1:<port>/ui/#/connect/<admin token>, for a browser.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -111,10 +111,19 @@ async function runHeadless(args: string[], why?: string): Promise<number> {
     onReady(node) {
       if (node.uiDir === undefined) return;
       const address = `${node.url}/ui/`;
+      if (node.uiUrl === undefined) {
+        process.stdout.write(`GUI: ${address} (not built: npm run build:renderer)\n`);
+        return;
+      }
+      // The connect link gives a browser its session with the node, which keeps the wallet: once per
+      // browser, and the session outlives port changes. It holds the admin token: this terminal only.
+      const link =
+        node.adminToken === undefined
+          ? address
+          : `${address}#/connect/${encodeURIComponent(node.adminToken)}`;
       process.stdout.write(
-        node.uiUrl === undefined
-          ? `GUI: ${address} (not built: npm run build:renderer)\n`
-          : `GUI: open ${address} in a browser\n`,
+        `GUI: open ${link} in a browser\n` +
+          `     (the link connects the browser to this node once; afterwards ${address} is enough; keep it private)\n`,
       );
     },
   });

@@ -24,6 +24,8 @@ export const SESSION_MAX_AGE_SECONDS = 400 * 24 * 3600;
 
 export interface AppSession {
   readonly cookieName: string;
+  /** The cookie's value (the desktop app's main process sets the cookie itself, before the window loads). */
+  readonly cookieValue: string;
   /** Whether this request carries a valid session: the cookie and the app header. */
   check(cookieHeader: string | undefined, appHeader: string | string[] | undefined): boolean;
   /** The Set-Cookie value that opens a session. */
@@ -42,6 +44,7 @@ export function createAppSession(adminToken: string | undefined): AppSession | u
   const attributes = 'Path=/; HttpOnly; SameSite=Strict';
   return {
     cookieName,
+    cookieValue: value,
     check(cookieHeader, appHeader) {
       if (appHeader !== '1') return false;
       const given = cookieValue(cookieHeader, cookieName);

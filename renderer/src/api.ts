@@ -31,9 +31,18 @@ export async function initApi(): Promise<LedgerClient> {
   }
   if (base === undefined)
     throw new Error('cannot tell where the node is: open this page from the node, or add ?api=');
-  client = new LedgerClient(base);
+  client = new LedgerClient(base, { headers: APP_HEADERS, fetch: appFetch });
   return client;
 }
+
+/**
+ * Marks the window's requests (node-core/api/app-session.ts): the node takes the window session's
+ * cookie only together with this header, which a page of another origin cannot add.
+ */
+export const APP_HEADERS: Readonly<Record<string, string>> = { 'x-ledger-app': '1' };
+
+/** fetch with the window session's cookie, also in the development form (the GUI on another port). */
+export const appFetch: typeof fetch = (input, init) => fetch(input, { ...init, credentials: 'include' });
 
 /** The client for the node (initApi must have run). */
 export function api(): LedgerClient {

@@ -127,7 +127,7 @@ export function launchChromium(): Promise<Browser> {
 
 export interface UiNode {
   node: TestNode;
-  /** The wallet's URL: the node's own /ui/, or the static server's with ?api= */
+  /** The wallet's URL: the node's own /ui/ (or the static server's with ?api=), with the connect link. */
   appUrl: string;
   /** 'node' when the node serves the UI; 'static-fallback' otherwise. */
   mode: 'node' | 'static-fallback';
@@ -165,9 +165,12 @@ export async function startUiNode(opts: Partial<NodeOptions> = {}): Promise<UiNo
   const own = await nodeServesUi(node.node.url);
   const crossOriginUrl = `${statics.origin}/ui/?api=${encodeURIComponent(node.node.url)}`;
   let stopped: Promise<void> | undefined;
+  // The connect link `npm start` prints: it gives the browser its session with the node, which
+  // keeps the wallet (the page takes the token out of the address at once).
+  const connect = `#/connect/${encodeURIComponent(node.node.adminToken ?? '')}`;
   return {
     node,
-    appUrl: own ? `${node.node.url}/ui/` : crossOriginUrl,
+    appUrl: own ? `${node.node.url}/ui/${connect}` : `${crossOriginUrl}${connect}`,
     mode: own ? 'node' : 'static-fallback',
     crossOriginUrl,
     stop() {

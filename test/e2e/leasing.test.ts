@@ -144,7 +144,8 @@ describe('leasing in Chromium against a providing node (sandbox driver)', () => 
     expect(rec.consumer).toBe(user);
     expect(rec.cost).toBe(expected.toString());
     expect(rec.access_pub_key).toMatch(/^[0-9a-f]{64}$/);
-    const vault = await page.evaluate(() => localStorage.getItem('ledger-desktop.vault.v1'));
+    const vault = ui.node.node.appStore.get('vault')?.value as string;
+    expect(vault.length).toBeGreaterThan(100);
     expect(vault).not.toContain(rec.access_pub_key as string);
     await shot('05-submitted');
     await waitLeaseState(leaseHash, 'accepted', 60_000);

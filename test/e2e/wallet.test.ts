@@ -123,9 +123,11 @@ describe('wallet in Chromium against a real node', () => {
     await page.getByTestId('wallet-page').waitFor();
     first = await page.getByTestId('account-address').innerText();
     expect(first).toMatch(/^[0-9a-f]{64}$/);
-    // The vault at rest is ciphertext, not the seed.
-    const stored = await page.evaluate(() => localStorage.getItem('ledger-desktop.vault.v1'));
-    expect(JSON.parse(stored!)).toMatchObject({
+    // The vault at rest is ciphertext, not the seed, and the node keeps it (not the browser).
+    const stored = ui.node.node.appStore.get('vault')?.value;
+    expect(typeof stored).toBe('string');
+    expect(await page.evaluate(() => localStorage.getItem('ledger-desktop.vault.v1'))).toBeNull();
+    expect(JSON.parse(stored as string)).toMatchObject({
       version: 1,
       cipher: 'xchacha20-poly1305',
       kdf: { name: 'scrypt', N: 32768 },
@@ -310,8 +312,8 @@ describe('wallet in Chromium against a real node', () => {
   it('also runs from another origin with ?api= naming the node (development form, CORS)', async () => {
     const dev = await context.newPage();
     await dev.goto(ui.crossOriginUrl);
-    // Another origin has its own storage: a first run, talking to the same node.
-    await dev.getByTestId('onboarding').waitFor();
+    // Another origin, the same wallet: the node keeps it, and the session cookie is the host's.
+    await dev.getByTestId('unlock').waitFor();
     await dev.getByTestId('status-network').waitFor();
     expect(await dev.getByTestId('status-api').innerText()).toBe(ui.node.node.url);
     await dev.close();

@@ -130,7 +130,7 @@ describe('Keystore', () => {
     expect(again.accounts.map((x) => x.label)).toEqual(['A']);
   });
 
-  it('never overwrites a vault another window changed: it locks and reads it afresh', async () => {
+  it('never overwrites a vault another window changed: it locks and reads it afresh, or takes it under the same key', async () => {
     const storage = memoryStorage();
     const one = new Keystore({ storage, derive: deriveKeyAsync });
     const a = await one.create(PW, PW, { seedHex: SEED_A, label: 'A' });
@@ -141,10 +141,11 @@ describe('Keystore', () => {
     expect(one.getSnapshot()).toMatchObject({ status: 'locked', lockedBy: 'elsewhere' });
     await one.unlock(PW);
     expect(one.accounts.map((x) => x.label)).toEqual(['A', 'B']);
-    // The storage event path: a change elsewhere locks at once.
+    // The store's change path: a change elsewhere under the same key is taken at once, unlocked.
     two.renameAccount(a.address, 'A2');
     one.externalChange();
-    expect(one.status).toBe('locked');
+    expect(one.status).toBe('unlocked');
+    expect(one.accounts.map((x) => x.label)).toEqual(['A2', 'B']);
   });
 
   it('locks itself after the idle time, and activity postpones it', async () => {

@@ -1,7 +1,7 @@
 import { useSyncExternalStore } from 'react';
 import type { ChatDelivery, ChatMessage } from '../../../node-core/client/chat.ts';
 import { keystore } from '../keystore/index.ts';
-import { localStore } from '../store.ts';
+import { windowDoc } from '../window-store/index.ts';
 import {
   applyDelivery,
   type Conversation,
@@ -22,7 +22,7 @@ export type { Conversation, MessageStatus, UiMessage } from './conversations.ts'
  */
 
 /** Last-read timestamps (ns, as digits) per `<account key>:<peer key>`, kept across restarts. */
-const lastRead = localStore<Record<string, string>>('ledger-desktop.chat-read.v1', {}, (v) =>
+const lastRead = windowDoc<Record<string, string>>('chat_read', {}, (v) =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, string>) : undefined,
 );
 

@@ -1,5 +1,6 @@
 import { useSyncExternalStore } from 'react';
-import { Keystore, type KeystoreSnapshot, VAULT_STORAGE_KEY } from './keystore.ts';
+import { windowStore } from '../window-store/index.ts';
+import { Keystore, type KeystoreSnapshot, type LabelStorage, type VaultStorage } from './keystore.ts';
 
 export * from './keystore.ts';
 export { WrongPasswordError, VaultFormatError } from './vault.ts';
@@ -7,14 +8,40 @@ export { lastKdfMs } from './kdf.ts';
 
 let instance: Keystore | undefined;
 
-/** The page's keystore (vault in localStorage, scrypt in a worker). */
+/** The vault as the node keeps it (the window store's `vault` document: the keystore file's text). */
+function nodeVaultStorage(): VaultStorage {
+  return {
+    read() {
+      const v = windowStore().get('vault');
+      return typeof v === 'string' ? v : null;
+    },
+    write: (text) => windowStore().set('vault', text),
+    remove: () => windowStore().set('vault', null),
+    flush: () => windowStore().flush(),
+  };
+}
+
+/** The accounts' labels as the node keeps them (`wallet_labels`: address -> label). */
+function nodeLabelStorage(): LabelStorage {
+  return {
+    read() {
+      const v = windowStore().get('wallet_labels');
+      return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, string>) : {};
+    },
+    write: (labels) => windowStore().set('wallet_labels', labels),
+  };
+}
+
+/** The page's keystore (vault in the node's app store, scrypt in a worker). */
 export function keystore(): Keystore {
   if (!instance) {
-    const ks = new Keystore();
+    const ks = new Keystore({ storage: nodeVaultStorage(), labels: nodeLabelStorage() });
     instance = ks;
-    // Another tab of the app saved or erased the vault.
-    globalThis.addEventListener?.('storage', (e: StorageEvent) => {
-      if (e.key === VAULT_STORAGE_KEY || e.key === null) ks.externalChange();
+    // Another window of the app, or an agent's rollback, changed the vault or the labels.
+    windowStore().onChange((key, origin) => {
+      if (origin !== 'remote') return;
+      if (key === 'vault') ks.externalChange();
+      if (key === 'wallet_labels') ks.labelsChanged();
     });
   }
   return instance;

@@ -57,11 +57,25 @@ export interface KeystoreSnapshot {
   lockedBy?: LockReason;
 }
 
-/** Where the encrypted vault lives: localStorage in the browser. */
+/**
+ * Where the encrypted vault lives: the node's app store in the app (window-store/), read from memory
+ * and written through; localStorage for tests and tools.
+ */
 export interface VaultStorage {
   read(): string | null;
   write(text: string): void;
   remove(): void;
+  /** Resolves once what was written is stored for good (the node took it). */
+  flush?(): Promise<void>;
+}
+
+/**
+ * The accounts' labels kept outside the vault (address -> label), so that they can be read and
+ * rolled back without the password (agent checkpoints); the vault keeps its own copy for backups.
+ */
+export interface LabelStorage {
+  read(): Readonly<Record<string, string>>;
+  write(labels: Record<string, string>): void;
 }
 
 export function localVaultStorage(key = VAULT_STORAGE_KEY): VaultStorage {
@@ -126,6 +140,7 @@ interface Unlocked {
 
 export interface KeystoreOptions {
   storage?: VaultStorage;
+  labels?: LabelStorage;
   derive?: DeriveKey;
   /** Milliseconds clock (auto-lock); tests inject one. */
   now?: () => number;
@@ -133,6 +148,7 @@ export interface KeystoreOptions {
 
 export class Keystore {
   private readonly storage: VaultStorage;
+  private readonly labels: LabelStorage | undefined;
   private readonly derive: DeriveKey;
   private readonly now: () => number;
   private unlocked: Unlocked | undefined;
@@ -147,6 +163,7 @@ export class Keystore {
 
   constructor(opts: KeystoreOptions = {}) {
     this.storage = opts.storage ?? localVaultStorage();
+    this.labels = opts.labels;
     this.derive = opts.derive ?? deriveKey;
     this.now = opts.now ?? Date.now;
     this.lastActivity = this.now();
@@ -205,6 +222,8 @@ export class Keystore {
     this.persist();
     this.touch();
     this.publish();
+    // A new wallet is not done until it is stored for good: the seed was just shown once.
+    await this.storage.flush?.();
     return { address: entry.address, label: entry.label, created: entry.created };
   }
 
@@ -233,8 +252,33 @@ export class Keystore {
       access: (contents.accessKeys ?? []).map(accessEntryOf),
     };
     this.knownText = text;
+    this.applyLabels();
     this.touch();
     this.publish();
+  }
+
+  /**
+   * The labels kept outside the vault changed (another window, or an agent rolled them back): take
+   * them, so that the next save writes them into the vault too.
+   */
+  labelsChanged(): void {
+    if (this.applyLabels()) this.publish(this.snapshot.lockedBy);
+  }
+
+  /** Takes the outside labels into the unlocked entries; true when one changed. */
+  private applyLabels(): boolean {
+    const u = this.unlocked;
+    if (!u || !this.labels) return false;
+    const outside = this.labels.read();
+    let changed = false;
+    for (const e of u.entries) {
+      const l = outside[e.address];
+      if (typeof l === 'string' && l !== e.label) {
+        e.label = l;
+        changed = true;
+      }
+    }
+    return changed;
   }
 
   /** Wipes the key and seeds from memory. */
@@ -275,12 +319,37 @@ export class Keystore {
   }
 
   /**
-   * Another window (tab) of the app wrote the vault: this page's copy is stale and saving it would
-   * undo that change (an account added there would be lost), so this page locks and reads it afresh.
+   * Another window of the app wrote the vault: this page's copy is stale and saving it would undo
+   * that change (an account added there would be lost). When it is sealed under the same key (same
+   * password and salt: an account added, a label changed), this page opens it with the key it holds
+   * and carries on; otherwise (the password changed, the vault was erased or replaced) it locks and
+   * asks for the password again.
    */
   externalChange(): void {
-    if (this.unlocked && this.storage.read() !== this.knownText) this.lock('elsewhere');
-    else this.publish(this.snapshot.lockedBy);
+    const u = this.unlocked;
+    const text = this.storage.read();
+    if (!u || text === this.knownText) {
+      this.publish(this.snapshot.lockedBy);
+      return;
+    }
+    let contents: VaultContents | undefined;
+    try {
+      const file = text === null ? undefined : parseVaultFile(text);
+      if (file !== undefined && sameKdf(file.kdf, u.kdf)) contents = openVault(u.key, file);
+    } catch {
+      contents = undefined;
+    }
+    if (contents === undefined) {
+      this.lock('elsewhere');
+      return;
+    }
+    for (const e of u.entries) e.seed.fill(0);
+    for (const a of u.access) a.seed.fill(0);
+    u.entries = contents.accounts.map(entryOf);
+    u.access = (contents.accessKeys ?? []).map(accessEntryOf);
+    this.knownText = text;
+    this.applyLabels();
+    this.publish();
   }
 
   /** Erases the vault from this browser (forgotten password); seeds are gone unless backed up. */
@@ -513,6 +582,14 @@ export class Keystore {
     );
     this.storage.write(text);
     this.knownText = text;
+    if (this.labels) {
+      const now = this.labels.read();
+      const next: Record<string, string> = {};
+      for (const e of u.entries) next[e.address] = e.label;
+      const same =
+        Object.keys(now).length === u.entries.length && u.entries.every((e) => now[e.address] === e.label);
+      if (!same) this.labels.write(next);
+    }
   }
 
   /** One derivation at a time (a double click must not run two 32 MiB derivations). */
@@ -525,6 +602,10 @@ export class Keystore {
       this.busy = false;
     }
   }
+}
+
+function sameKdf(a: KdfParams, b: KdfParams): boolean {
+  return a.name === b.name && a.N === b.N && a.r === b.r && a.p === b.p && a.salt === b.salt;
 }
 
 function accessEntryOf(a: VaultAccessKey): AccessEntry {

@@ -3,7 +3,7 @@ import type { LeaseDimensions } from '../../../node-core/protocol/lease-cost.ts'
 import { marketplaceRequestId } from '../../../node-core/protocol/marketplace.ts';
 import { api } from '../api.ts';
 import { keystore } from '../keystore/index.ts';
-import { localStore } from '../store.ts';
+import { windowDoc } from '../window-store/index.ts';
 import { accountWriter } from '../wallet/context.ts';
 import { lockedParamsAt, renewalCost } from './quote.ts';
 import type { HoldSetting } from './hold.ts';
@@ -128,7 +128,7 @@ export async function forceSettleLease(lease: LeaseInfo): Promise<string> {
 
 type StoredHolds = Record<string, { enabled: boolean; segmentSecs: string }>;
 
-export const holdStore = localStore<StoredHolds>('ledger-desktop.lease-holds.v1', {}, (v) => {
+export const holdStore = windowDoc<StoredHolds>('lease_holds', {}, (v) => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
   const out: StoredHolds = {};
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
