@@ -32,7 +32,8 @@ export function ActivityList({ account }: { account: string }) {
             </div>
             <div className="small muted">
               {new Date(a.startedAt).toLocaleTimeString()}
-              {a.outcome && a.state !== 'done' ? ` · ${a.outcome}` : ''}
+              {/* A failure says why; the badge already says "done" or "cancelled". */}
+              {a.state === 'failed' && a.outcome ? ` · ${a.outcome}` : ''}
               {a.blockHash && (
                 <>
                   {' · '}

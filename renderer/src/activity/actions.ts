@@ -1,4 +1,4 @@
-import { useEffect, useSyncExternalStore } from 'react';
+import { useEffect, useState, useSyncExternalStore } from 'react';
 import { isPowAbortedError } from '../../../node-core/protocol/pow.ts';
 import { errorMessage } from '../api.ts';
 import { toast } from './toasts.ts';
@@ -52,6 +52,8 @@ let entries: readonly ActionEntry[] = [];
 let nextId = 1;
 const listeners = new Set<() => void>();
 const watchers = new Map<number, number>();
+// Ended actions whose result a page has shown: the next visit starts afresh.
+const shown = new Set<number>();
 
 function emit(): void {
   for (const l of listeners) l();
@@ -138,19 +140,32 @@ export function useActions(): readonly ActionEntry[] {
   return useSyncExternalStore(subscribe, () => entries);
 }
 
-/** The newest action of this kind for this account that its page has not closed. */
+/**
+ * The newest action of this kind for this account for its page to show: running, or ended and not
+ * yet seen there. Once a page has shown how it ended, coming back to the page starts afresh (the
+ * activity list keeps it); an action that ended while the person was away is shown on the first
+ * visit after.
+ */
 export function useLatestAction<I = unknown, R = unknown>(
   kind: ActionKind,
   account: string,
 ): ActionEntry<I, R> | undefined {
   const list = useActions();
   const e = list.find((x) => x.kind === kind && x.account === account);
-  return e && !e.dismissed ? (e as ActionEntry<I, R>) : undefined;
+  // Decided once per visit (mount): an ended result shown on an earlier visit stays hidden.
+  const [hidden] = useState(() => (e && e.state !== 'running' && shown.has(e.id) ? e.id : undefined));
+  const current = e && !e.dismissed && e.id !== hidden ? (e as ActionEntry<I, R>) : undefined;
+  const endedId = current && current.state !== 'running' ? current.id : undefined;
+  useEffect(() => {
+    if (endedId !== undefined) shown.add(endedId);
+  }, [endedId]);
+  return current;
 }
 
 /** Tests: forget everything. */
 export function resetActions(): void {
   entries = [];
   watchers.clear();
+  shown.clear();
   emit();
 }

@@ -5,7 +5,7 @@ import { utf8 } from '../../../node-core/protocol/hex.ts';
 import { MAX_MEMO_BYTES } from '../../../node-core/protocol/memo.ts';
 import { ASSETS } from '../../../node-core/protocol/units.ts';
 import { dismissAction, startAction, useLatestAction, useWatchAction } from '../activity/actions.ts';
-import { Amount, ErrorText, groupedUnits, short } from '../components/common.tsx';
+import { ErrorText, short } from '../components/common.tsx';
 import { keystore, useKeystore, type AccountInfo } from '../keystore/index.ts';
 import { href } from '../router.ts';
 import { contacts } from '../settings.ts';
@@ -16,8 +16,6 @@ import { useAddressNames } from '../wallet/names.ts';
 import { invalidateAccounts, useBalances } from '../wallet/queries.ts';
 import { useRecipientSeen } from '../wallet/recipient-seen.ts';
 import { type Checked, checkSend, type Draft } from '../wallet/send-check.ts';
-import { PaymentLinkNotice } from '../deeplink/PaymentLinkNotice.tsx';
-import { usePaymentPrefill } from '../deeplink/payment-link.ts';
 
 /**
  * Send: a form, a review that asks before sending to an address nobody has used, then the send runs
@@ -31,27 +29,17 @@ export function SendForm({ account }: { account: AccountInfo }) {
   const book = contacts.use();
   const nameOf = useAddressNames();
   const seps = useMemo(() => browserSeparators(), []);
+  // The send form writes amounts as the person types them (their locale), so "1.000,5" reads back.
+  const fmt = (m: bigint) => formatAmountInput(m, seps, true);
   const [draft, setDraft] = useState<Draft>({ to: '', asset: 'XE', amount: '', memo: '' });
   const [tried, setTried] = useState(false);
   const [review, setReview] = useState<Checked>();
   const latest = useLatestAction<Checked, Block>('send', account.address);
   useWatchAction(latest?.id);
-  // A payment link (xe:…) fills the form; the person still reviews and confirms.
-  const link = usePaymentPrefill((r) => {
-    if (latest && latest.state !== 'running') dismissAction(latest.id);
-    setReview(undefined);
-    setTried(false);
-    setDraft({
-      to: r.address,
-      asset: r.asset,
-      amount: r.amount === undefined ? '' : formatAmountInput(r.amount, seps),
-      memo: r.memo ?? '',
-    });
-  });
 
   const start = (c: Checked) => {
     const to = nameOf(c.destination)?.name ?? short(c.destination, 6);
-    const what = `${groupedUnits(c.amount)} ${c.asset}`;
+    const what = `${fmt(c.amount)} ${c.asset}`;
     startAction<Checked, Block>({
       kind: 'send',
       account: account.address,
@@ -104,7 +92,7 @@ export function SendForm({ account }: { account: AccountInfo }) {
       <div className="card" data-testid="send-running" aria-busy="true">
         <h2>Sending…</h2>
         <p>
-          <Amount micro={latest.input.amount} asset={latest.input.asset} /> to{' '}
+          <LocalAmount micro={latest.input.amount} asset={latest.input.asset} fmt={fmt} /> to{' '}
           <AddressLabel address={latest.input.destination} />
         </p>
         <p className="hint">
@@ -120,7 +108,8 @@ export function SendForm({ account }: { account: AccountInfo }) {
     return (
       <div className="card" data-testid="send-done">
         <div className="success box" data-testid="send-success">
-          Sent <Amount micro={b.amount} asset={b.asset} /> to <AddressLabel address={b.destination} />.
+          Sent <LocalAmount micro={b.amount ?? 0n} asset={b.asset} fmt={fmt} /> to{' '}
+          <AddressLabel address={b.destination} />.
         </div>
         <details className="details">
           <summary>Details</summary>
@@ -152,6 +141,7 @@ export function SendForm({ account }: { account: AccountInfo }) {
   if (shown) {
     return (
       <ReviewCard
+        fmt={fmt}
         from={account}
         c={shown}
         error={failed?.state === 'failed' ? failed.error : undefined}
@@ -171,7 +161,6 @@ export function SendForm({ account }: { account: AccountInfo }) {
   return (
     <form className="card" onSubmit={submitReview} noValidate data-testid="send-form">
       <h2>Send</h2>
-      <PaymentLinkNotice link={link} />
       {(ownChoices.length > 0 || bookChoices.length > 0) && (
         <label className="field">
           <span>Pick a recipient</span>
@@ -247,7 +236,7 @@ export function SendForm({ account }: { account: AccountInfo }) {
                 onClick={() => set({ amount: formatAmountInput(free, seps) })}
                 data-testid="send-max"
               >
-                {groupedUnits(free)} {draft.asset}
+                {fmt(free)} {draft.asset}
               </button>
             ) : (
               '…'
@@ -296,6 +285,7 @@ export function SendForm({ account }: { account: AccountInfo }) {
 
 /** The last look before signing; an address nobody has used needs an explicit "yes, send". */
 function ReviewCard({
+  fmt,
   from,
   c,
   error,
@@ -303,6 +293,7 @@ function ReviewCard({
   onEdit,
   onConfirm,
 }: {
+  fmt(micro: bigint): string;
   from: AccountInfo;
   c: Checked;
   error: unknown;
@@ -310,12 +301,14 @@ function ReviewCard({
   onEdit(): void;
   onConfirm(): void;
 }) {
-  const nameOf = useAddressNames();
-  const known = nameOf(c.destination) !== undefined;
+  const name = useAddressNames()(c.destination);
+  const known = name !== undefined;
   const seen = useRecipientSeen(c.destination, !known);
   const [ack, setAck] = useState(false);
-  const needsAck = !known && (seen.data === 'never' || seen.isError);
-  const blocked = !known && seen.isLoading;
+  // Only a fresh answer counts: a cached "never" from before a send must not ask again.
+  const checking = !known && seen.isFetching;
+  const needsAck = !known && !checking && (seen.data === 'never' || seen.isError);
+  const blocked = checking;
   return (
     <div className="card" data-testid="send-review-card">
       <h2>Check and confirm</h2>
@@ -330,13 +323,22 @@ function ReviewCard({
           <tr>
             <th>To</th>
             <td>
-              <AddressLabel address={c.destination} chars={10} testId="review-to-label" />
+              {/* The whole address: the one place it must be checked character by character. */}
+              {name && (
+                <span data-testid="review-to-label">
+                  <b>{name.name}</b>
+                  {name.kind === 'own' && <span className="badge own">yours</span>}
+                </span>
+              )}
+              <div className="mono small" style={{ overflowWrap: 'anywhere' }} data-testid="review-to">
+                {c.destination}
+              </div>
             </td>
           </tr>
           <tr>
             <th>Amount</th>
             <td>
-              <Amount micro={c.amount} asset={c.asset} testId="review-amount" />
+              <LocalAmount micro={c.amount} asset={c.asset} fmt={fmt} testId="review-amount" />
             </td>
           </tr>
           <tr>
@@ -348,12 +350,6 @@ function ReviewCard({
       <details className="details">
         <summary>Details</summary>
         <p className="small">
-          Recipient address{' '}
-          <span className="mono" data-testid="review-to">
-            {c.destination}
-          </span>
-        </p>
-        <p className="small">
           Amount in micro-units: <span className="mono">{c.amount.toString()}</span>
         </p>
         <p className="small">
@@ -361,7 +357,7 @@ function ReviewCard({
           to the node.
         </p>
       </details>
-      {!known && seen.isLoading && (
+      {checking && (
         <p className="hint" data-testid="send-checking-recipient">
           Checking whether this address has been used…
         </p>
@@ -407,5 +403,24 @@ function ReviewCard({
         </button>
       </div>
     </div>
+  );
+}
+
+/** An amount in the person's own separators (the Amount component writes "1,000.5" everywhere). */
+function LocalAmount({
+  micro,
+  asset,
+  fmt,
+  testId,
+}: {
+  micro: bigint;
+  asset: string;
+  fmt(micro: bigint): string;
+  testId?: string;
+}) {
+  return (
+    <span className="amount" data-testid={testId} data-micro={micro.toString()}>
+      {fmt(micro)} {asset}
+    </span>
   );
 }

@@ -22,7 +22,9 @@ export function useRecipientSeen(address: string, enabled: boolean) {
     queryKey: ['recipient-seen', address],
     queryFn: () => recipientSeen(api(), address),
     enabled,
-    staleTime: 10_000,
+    // Asked afresh at every review: a send made a minute ago may have opened the address since.
+    staleTime: 0,
+    gcTime: 0,
     retry: false,
   });
 }

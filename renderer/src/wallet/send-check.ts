@@ -2,7 +2,12 @@ import { isProtocolError } from '../../../node-core/protocol/errors.ts';
 import { memoBytes } from '../../../node-core/protocol/memo.ts';
 import { fieldless } from '../api.ts';
 import { parseAddressInput } from '../settings.ts';
-import { browserSeparators, type NumberSeparators, parseAmountInput } from './amount-input.ts';
+import {
+  browserSeparators,
+  formatAmountInput,
+  type NumberSeparators,
+  parseAmountInput,
+} from './amount-input.ts';
 import { InsufficientFundsError } from './writer.ts';
 
 /** The send form's checks, made before anything is signed. */
@@ -48,7 +53,9 @@ export function checkSend(
     else {
       const free = spendable[d.asset] ?? 0n;
       if (amount > free) {
-        errors.amount = new InsufficientFundsError(d.asset, amount, free, balances?.[d.asset] ?? 0n).message;
+        errors.amount = new InsufficientFundsError(d.asset, amount, free, balances?.[d.asset] ?? 0n, (m) =>
+          formatAmountInput(m, seps, true),
+        ).message;
       }
     }
   }

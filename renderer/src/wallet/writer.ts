@@ -16,13 +16,20 @@ import { groupedUnits } from './format.ts';
  */
 export class InsufficientFundsError extends Error {
   readonly spendable: bigint;
-  constructor(asset: string, amount: bigint, spendable: bigint, balance: bigint) {
+  /** `fmt` writes amounts (the send form passes the person's locale: "1.000,5" in German). */
+  constructor(
+    asset: string,
+    amount: bigint,
+    spendable: bigint,
+    balance: bigint,
+    fmt: (micro: bigint) => string = groupedUnits,
+  ) {
     const pendingPart =
       balance > spendable
-        ? ` (balance ${groupedUnits(balance)} ${asset}, of which ${groupedUnits(balance - spendable)} not yet confirmed)`
+        ? ` (balance ${fmt(balance)} ${asset}, of which ${fmt(balance - spendable)} not yet confirmed)`
         : '';
     super(
-      `Insufficient spendable funds: ${groupedUnits(amount)} ${asset} asked, ${groupedUnits(spendable)} ${asset} spendable${pendingPart}.`,
+      `Insufficient spendable funds: ${fmt(amount)} ${asset} asked, ${fmt(spendable)} ${asset} spendable${pendingPart}.`,
     );
     this.name = 'InsufficientFundsError';
     this.spendable = spendable;
