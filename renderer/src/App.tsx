@@ -23,6 +23,7 @@ import { useShortcuts } from './shortcuts/useShortcuts.ts';
 
 // Pages not needed for the first screen load on demand.
 const ExplorerPage = lazy(() => import('./pages/Explorer.tsx'));
+const NodePage = lazy(() => import('./pages/Node.tsx'));
 const SettingsPage = lazy(() => import('./pages/Settings.tsx'));
 const LeasingPage = lazy(() => import('./pages/Leasing.tsx'));
 const ChatPage = lazy(() => import('./pages/Chat.tsx'));
@@ -35,7 +36,7 @@ const IncomingFundsRunner = lazy(() =>
 // Hold renewals and lease alerts: loaded after the first screen.
 const HoldRunner = lazy(() => import('./leasing/HoldRunner.tsx').then((m) => ({ default: m.HoldRunner })));
 
-const PAGES = ['wallet', 'contacts', 'chat', 'leasing', 'explorer', 'settings'];
+const PAGES = ['wallet', 'contacts', 'chat', 'leasing', 'explorer', 'node', 'settings'];
 
 export function App() {
   const ks = useKeystore();
@@ -68,6 +69,7 @@ export function App() {
   else if (page === 'leasing') content = <LeasingPage route={route} />;
   else if (page === 'chat') content = <ChatPage route={route} />;
   else if (page === 'explorer') content = <ExplorerPage route={route} />;
+  else if (page === 'node') content = <NodePage />;
   else if (page === 'settings') content = <SettingsPage />;
   else content = <WalletPage route={route} />;
 

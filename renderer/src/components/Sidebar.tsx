@@ -10,10 +10,11 @@ const PAGES = [
   { id: 'chat', label: 'Chat' },
   { id: 'leasing', label: 'Leasing' },
   { id: 'explorer', label: 'Explorer' },
+  { id: 'node', label: 'Node' },
   { id: 'settings', label: 'Settings' },
 ] as const;
 
-const COMING = ['Node'] as const;
+const COMING: readonly string[] = [];
 
 export function Sidebar({ active }: { active: string }) {
   const ks = useKeystore();
@@ -45,7 +46,7 @@ export function Sidebar({ active }: { active: string }) {
           )}
         </Fragment>
       ))}
-      <div className="nav-section">Coming soon</div>
+      {COMING.length > 0 && <div className="nav-section">Coming soon</div>}
       {COMING.map((label) => (
         <span key={label} className="nav-item disabled" aria-disabled="true" title="Coming soon">
           {label} <span className="soon">soon</span>
