@@ -1,7 +1,9 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
+import { networkInterfaces } from 'node:os';
 import { http } from '../helpers/ledger-kit.ts';
+import { rawHttp } from '../helpers/raw-http.ts';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 
 /**
@@ -225,5 +227,32 @@ describe('app store and window session', () => {
     const r = await post('/app/session/end', undefined, {});
     expect(r.status).toBe(200);
     expect(r.headers.get('set-cookie')).toMatch(/^ledger_app_[0-9a-f]{12}=; .*Max-Age=0$/);
+  });
+
+  it("answers the window's routes only on this computer, even when the API is open to the network", async () => {
+    // An address of this machine that is not loopback: a request to it comes from it, not from 127.x.
+    const lan = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i !== undefined && i.family === 'IPv4' && !i.internal)?.address;
+    if (lan === undefined) {
+      console.log('skipped: this machine has no non-loopback IPv4 address to reach the node from');
+      return;
+    }
+    const open = await startTestNode({ apiBind: '0.0.0.0' });
+    try {
+      const port = Number(new URL(open.node.url).port);
+      const ask = (host: string, path: string, headers: Record<string, string> = {}) =>
+        rawHttp(port, { host, path, headers: { host: `127.0.0.1:${port}`, ...headers } });
+      const bearer = { authorization: `Bearer ${open.node.adminToken!}` };
+      expect((await ask('127.0.0.1', '/app/store', bearer)).status).toBe(200);
+      const far = await ask(lan, '/app/store', bearer);
+      expect(far.status).toBe(403);
+      expect(far.json).toEqual({ error: "the window's routes answer only on this computer (loopback)" });
+      expect((await ask(lan, '/app/session')).status).toBe(403);
+      // The rest of the API still answers there.
+      expect((await ask(lan, '/health')).status).toBe(200);
+    } finally {
+      await open.stop();
+    }
   });
 });

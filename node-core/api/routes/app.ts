@@ -4,6 +4,7 @@ import { APP_DOCUMENT_KEYS, type AppDocumentKey } from '../../app-store/document
 import type { JsonValue } from '../../protocol/json.ts';
 import { APP_HEADER } from '../app-session.ts';
 import { ApiError } from '../errors.ts';
+import { isLoopback } from '../rate-limit.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import { createSecurity } from '../security.ts';
 import { errorSchema } from './common.ts';
@@ -54,6 +55,15 @@ function objectBody(body: unknown, fields: readonly string[]): Record<string, un
   return b;
 }
 
+/**
+ * The window's routes answer only on this computer: the wallet and the session are a local user's,
+ * even on a node whose API is open to the network (`--api-bind 0.0.0.0`) for scripts.
+ */
+function loopbackOnly(req: { socket: { remoteAddress?: string | undefined } }): void {
+  if (!isLoopback(req.socket.remoteAddress ?? ''))
+    throw new ApiError('forbidden', "the window's routes answer only on this computer (loopback)");
+}
+
 function storeError(e: unknown): never {
   if (e instanceof AppStoreError) {
     if (e.code === 'version_conflict') throw ApiError.conflict(e.message);
@@ -84,6 +94,7 @@ export function appRoutes(node: LedgerNode): RouteDef[] {
       noStore: true,
       schema: { response: { 200: sessionSchema } },
       async handler(req) {
+        loopbackOnly(req);
         const h = req.headers;
         return {
           authenticated: security.checkAdmin(h.authorization, h.cookie, h[APP_HEADER]) === undefined,
@@ -108,6 +119,7 @@ export function appRoutes(node: LedgerNode): RouteDef[] {
       },
       tellUser: () => 'This browser can now open the wallet kept by this node',
       async handler(req, reply) {
+        loopbackOnly(req);
         const b = objectBody(req.body, ['token']);
         if (typeof b.token !== 'string') throw ApiError.badRequest('missing token: expected the admin token');
         if (session === undefined) throw ApiError.forbidden();
@@ -126,7 +138,8 @@ export function appRoutes(node: LedgerNode): RouteDef[] {
       noStore: true,
       schema: { response: { 200: sessionSchema } },
       tellUser: () => 'This browser is signed out of the node',
-      async handler(_req, reply) {
+      async handler(req, reply) {
+        loopbackOnly(req);
         if (session !== undefined) reply.header('set-cookie', session.clearCookie());
         return { authenticated: false, admin_token_file: node.adminTokenFile ?? null };
       },
@@ -151,6 +164,7 @@ export function appRoutes(node: LedgerNode): RouteDef[] {
         },
       },
       async handler(req, reply) {
+        loopbackOnly(req);
         const revision = node.appStore.revision();
         const etag = `"app-${revision}"`;
         reply.header('etag', etag);
@@ -169,6 +183,7 @@ export function appRoutes(node: LedgerNode): RouteDef[] {
       noStore: true,
       schema: { params: keyParam, response: { 200: documentSchema, 404: errorSchema } },
       async handler(req) {
+        loopbackOnly(req);
         const key = req.params.key as AppDocumentKey;
         const doc = node.appStore.get(key);
         if (doc === undefined) throw ApiError.notFound(`nothing stored as ${key} yet`);
@@ -212,6 +227,7 @@ export function appRoutes(node: LedgerNode): RouteDef[] {
       tellUser: (answer) =>
         `${answer.version === null ? 'Removed' : 'Saved'} ${NOUN[answer.key as AppDocumentKey] ?? String(answer.key)}`,
       async handler(req) {
+        loopbackOnly(req);
         const b = objectBody(req.body, ['value', 'if_version']);
         if (!('value' in b)) throw ApiError.badRequest('missing value (null removes the document)');
         const ifVersion = b.if_version;
