@@ -4,6 +4,7 @@ import { NODE_VERSION } from '../version.ts';
 import { HELP, parseArgs, UsageError } from './args.ts';
 import { prettyDestination, wantsColor, wantsPretty } from './log-format.ts';
 import { defaultDataDir } from './paths.ts';
+import { WALLET_HELP_LINE, WALLET_WORDS } from './wallet/words.ts';
 
 export interface MainHooks {
   /** Called once the node is ready, after the ready line (`npm start` prints the GUI address). */
@@ -17,6 +18,7 @@ export interface MainHooks {
  */
 export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
   if (argv[0] === 'tunnel') return (await import('./tunnel.ts')).runTunnel(argv.slice(1));
+  if (argv[0] !== undefined && WALLET_WORDS.has(argv[0])) return (await import('./wallet/index.ts')).runWallet(argv);
   let opts;
   try {
     opts = parseArgs(argv);
@@ -28,7 +30,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     throw e;
   }
   if (opts.help) {
-    process.stdout.write(HELP);
+    process.stdout.write(HELP + WALLET_HELP_LINE);
     return 0;
   }
   if (opts.version) {
