@@ -18,7 +18,8 @@ export interface MainHooks {
  */
 export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
   if (argv[0] === 'tunnel') return (await import('./tunnel.ts')).runTunnel(argv.slice(1));
-  if (argv[0] !== undefined && WALLET_WORDS.has(argv[0])) return (await import('./wallet/index.ts')).runWallet(argv);
+  if (argv[0] !== undefined && WALLET_WORDS.has(argv[0]))
+    return (await import('./wallet/index.ts')).runWallet(argv);
   let opts;
   try {
     opts = parseArgs(argv);
