@@ -98,7 +98,7 @@ export function ActivityChart() {
       </figure>
       <details className="details">
         <summary data-testid="activity-table-toggle">Show the numbers as a table</summary>
-        <div className="table-scroll short">
+        <div className="table-scroll short" tabIndex={0} role="region" aria-label="Activity samples">
           <table data-testid="activity-table">
             <thead>
               <tr>

@@ -127,7 +127,8 @@ export function PeersTable() {
       </Empty>
     );
   return (
-    <div className="table-scroll">
+    // A long list scrolls inside its own box, so the sections below stay a short scroll away.
+    <div className="table-scroll short" tabIndex={0} role="region" aria-label="Connected peers">
       <table data-testid="peers-table">
         <caption className="visually-hidden">Connected peers</caption>
         <thead>

@@ -94,7 +94,7 @@ export function KvBrowser() {
         <Empty>{prefix === '' ? 'The state holds no keys.' : `No key starts with “${prefix}”.`}</Empty>
       )}
       {rows.length > 0 && (
-        <div className="table-scroll short">
+        <div className="table-scroll short" tabIndex={0} role="region" aria-label="State keys and values">
           <table data-testid="kv-table" aria-busy={q.isFetching}>
             <thead>
               <tr>
