@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
- * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing, vm-access, chat; certificate,
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing, vm-access, chat, sync; certificate,
  * which takes minutes, runs only when named)
  */
 import { availableParallelism, cpus } from 'node:os';
@@ -19,6 +19,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   vm: () => import('./vm-launch.ts'),
   'vm-access': () => import('./vm-access.ts'),
   chat: () => import('./chat.ts'),
+  sync: () => import('./sync.ts'),
 };
 /** Suites left out of a run that names none. */
 const onlyWhenNamed = new Set(['certificate']);

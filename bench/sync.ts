@@ -1,0 +1,191 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { driveIngest } from './ingest-client.ts';
+import { fmtRate, ratio } from './measure.ts';
+import { buildChain, fastKey } from './node.ts';
+import { spawnNode, type SpawnedNode } from './spawn-node.ts';
+
+/**
+ * Catch-up sync (issue #18, target 1): a new node joins a network whose ledger holds N blocks, on
+ * loopback, with one peer and with three peers; time until it holds every block and every block is
+ * final there, and its rate against the single-node HTTP ingest rate measured in the same run (the
+ * ingest that builds the source ledger is that baseline: the same blocks, the same machine).
+ *
+ * BENCH_SYNC_BLOCKS sets N (default 100,000; 10,000 for a quick run). BENCH_SYNC_PROF=DIR writes a
+ * V8 CPU profile of each joining node into DIR. BENCH_SYNC_PEERS=1 or 3 runs one case only.
+ */
+const DIFFICULTY = 0xf000000000000000n;
+const PER_ACCOUNT = 50;
+const CLIENTS = 16;
+
+async function json<T>(url: string): Promise<T> {
+  return (await (await fetch(url)).json()) as T;
+}
+
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+const P2P = ['--p2p-port', '0', '--p2p-bind', '127.0.0.1'];
+const COMMON = ['--api-port', '0', '--rate-limit', 'off', '--log-level', 'warn'];
+
+/** Builds the source ledger over HTTP (the baseline figure) into `data`; returns the rate. */
+async function ingestSource(
+  log: (l: string) => void,
+  data: string,
+  n: number,
+): Promise<{ rate: number; blocks: number; cpuUs: number }> {
+  const node = await spawnNode([
+    '--data-dir',
+    data,
+    '--pow-difficulty',
+    DIFFICULTY.toString(16),
+    '--no-p2p',
+    ...COMMON,
+  ]);
+  try {
+    const { network_id } = await json<{ network_id: string }>(`${node.url}/node`);
+    const accounts = Math.max(CLIENTS, Math.round(n / PER_ACCOUNT));
+    const t0 = BigInt(Date.now()) * 1_000_000n;
+    const t = performance.now();
+    const streams: string[][] = Array.from({ length: CLIENTS }, () => []);
+    for (let a = 0; a < accounts; a++)
+      streams[a % CLIENTS]!.push(...buildChain(fastKey(), PER_ACCOUNT, network_id, t0, DIFFICULTY));
+    const total = accounts * PER_ACCOUNT;
+    log(
+      `source: pre-built ${total} signed, solved blocks on ${accounts} accounts in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    );
+    const cpu0 = cpuSeconds(node.proc.pid!);
+    const r = await driveIngest(node.url, streams);
+    const cpuUs = ((cpuSeconds(node.proc.pid!) - cpu0) / total) * 1e6;
+    if (r.failed) throw new Error(`source ingest: ${r.failed} failed, first: ${r.firstError}`);
+    // Every block final at the source, so joiners are asked for nothing the source cannot vote for.
+    for (;;) {
+      const ready = await json<{ unfinalized_positions: number }>(`${node.url}/ready`);
+      if (ready.unfinalized_positions === 0) break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    const { block_count } = await json<{ block_count: number }>(`${node.url}/node`);
+    log(
+      `baseline: single-node HTTP ingest, ${CLIENTS} clients: ${fmtRate(r.rate)} blocks (node CPU ${cpuUs.toFixed(0)} µs per block)`,
+    );
+    return { rate: r.rate, blocks: block_count, cpuUs };
+  } finally {
+    await node.stop();
+  }
+}
+
+interface JoinResult {
+  seconds: number;
+  appliedSeconds: number;
+  rate: number;
+  cpuUs: number;
+}
+
+/** A fresh node joins `peers`; time from its start until it holds all `blocks` and all are final. */
+async function joinNetwork(
+  log: (l: string) => void,
+  dir: string,
+  genesisDir: string,
+  peers: string[],
+  blocks: number,
+  label: string,
+): Promise<JoinResult> {
+  const prof = process.env.BENCH_SYNC_PROF;
+  const env = prof
+    ? {
+        ...process.env,
+        NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof} --cpu-prof-name=${label}.cpuprofile`,
+      }
+    : process.env;
+  const started = performance.now();
+  const node = await spawnNode(
+    ['--data-dir', dir, '--genesis-dir', genesisDir, '--dial', peers.join(','), ...P2P, ...COMMON],
+    { env },
+  );
+  let applied = 0;
+  let lastLog = performance.now();
+  try {
+    for (;;) {
+      const [info, ready] = await Promise.all([
+        json<{ block_count: number; sync: { blocks_left: number; estimate_seconds: number | null } }>(
+          `${node.url}/node`,
+        ),
+        json<{ unfinalized_positions: number }>(`${node.url}/ready`),
+      ]);
+      if (!applied && info.block_count >= blocks) applied = performance.now() - started;
+      if (applied && ready.unfinalized_positions === 0) break;
+      if (performance.now() - lastLog > 5000) {
+        lastLog = performance.now();
+        log(
+          `  ${label}: ${info.block_count}/${blocks} blocks, ${ready.unfinalized_positions} accounts not final, left ${info.sync.blocks_left}, estimate ${info.sync.estimate_seconds ?? '?'} s`,
+        );
+      }
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    const ms = performance.now() - started;
+    const cpuUs = (cpuSeconds(node.proc.pid!) / blocks) * 1e6;
+    return {
+      seconds: ms / 1000,
+      appliedSeconds: applied / 1000,
+      rate: blocks / (ms / 1000),
+      cpuUs,
+    };
+  } finally {
+    await node.stop();
+  }
+}
+
+export default async function benchSync(log: (line: string) => void): Promise<Record<string, number>> {
+  const n = Number(process.env.BENCH_SYNC_BLOCKS ?? 100_000);
+  const cases = process.env.BENCH_SYNC_PEERS ? [Number(process.env.BENCH_SYNC_PEERS)] : [1, 3];
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-sync-bench-'));
+  const peers: SpawnedNode[] = [];
+  try {
+    const source = join(dir, 'a');
+    const base = await ingestSource(log, source, n);
+    // The other peers hold copies of the same ledger (each makes its own peer id at first start).
+    const t = performance.now();
+    for (const name of ['b', 'c']) cpSync(source, join(dir, name), { recursive: true });
+    for (const name of ['a', 'b', 'c'])
+      peers.push(await spawnNode(['--data-dir', join(dir, name), ...P2P, ...COMMON]));
+    const addrs = await Promise.all(
+      peers.map(async (p) => (await json<{ listen_addrs: string[] }>(`${p.url}/node`)).listen_addrs[0]!),
+    );
+    log(
+      `peers: 3 nodes holding ${base.blocks} blocks up in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    );
+
+    const figures: Record<string, number> = {
+      ingest_baseline_blocks_per_s: base.rate,
+      ingest_baseline_node_cpu_us_per_block: base.cpuUs,
+    };
+    for (const k of cases) {
+      const r = await joinNetwork(
+        log,
+        join(dir, `join${k}`),
+        join(source, 'genesis'),
+        addrs.slice(0, k),
+        base.blocks,
+        `join-${k}-peer`,
+      );
+      log(
+        `catch-up, ${k} peer${k > 1 ? 's' : ''}: ${base.blocks} blocks held in ${r.appliedSeconds.toFixed(1)} s, all final in ${r.seconds.toFixed(1)} s` +
+          ` (process start included): ${fmtRate(r.rate)} blocks, ${ratio(r.rate, base.rate)} of HTTP ingest (target 0.50);` +
+          ` joiner CPU ${r.cpuUs.toFixed(0)} µs per block`,
+      );
+      figures[`sync_${k}peer_seconds`] = r.seconds;
+      figures[`sync_${k}peer_blocks_per_s`] = r.rate;
+      figures[`sync_${k}peer_ratio`] = r.rate / base.rate;
+      figures[`sync_${k}peer_cpu_us_per_block`] = r.cpuUs;
+    }
+    return figures;
+  } finally {
+    await Promise.all(peers.map((p) => p.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
