@@ -258,7 +258,7 @@ describe('wallet in Chromium against a real node', () => {
     await page.getByTestId('send-amount').fill('1000');
     await page.getByTestId('send-review').click();
     expect(await page.getByTestId('send-amount-error').innerText()).toBe(
-      'Insufficient spendable funds: 1,000 XE asked, 250.5 XE spendable.',
+      'Not enough funds: 1,000 XE asked, 250.5 XE available to send.',
     );
     expect(await page.getByTestId('send-review-card').count()).toBe(0);
     await shot('15-insufficient');

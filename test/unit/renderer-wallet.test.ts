@@ -191,7 +191,7 @@ describe('send checks', () => {
     expect(errs({ amount: '1e3' }).amount).toMatch(/"1e3" is not an amount: type it like 1,250\.5/);
     expect(errs({ amount: '0' }).amount).toBe('Enter an amount greater than 0.');
     expect(errs({ amount: '2.000001' }).amount).toBe(
-      'Insufficient spendable funds: 2.000001 XE asked, 2 XE spendable (balance 3 XE, of which 1 not yet confirmed).',
+      'Not enough funds: 2.000001 XE asked, 2 XE available to send (balance 3 XE, of which 1 XE is waiting for confirmation).',
     );
     expect(errs({}, null).amount).toMatch(/still loading/);
     expect(errs({ memo: 'é'.repeat(33) }).memo).toBe('Memo is 66 bytes; the limit is 64.');

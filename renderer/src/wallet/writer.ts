@@ -26,10 +26,10 @@ export class InsufficientFundsError extends Error {
   ) {
     const pendingPart =
       balance > spendable
-        ? ` (balance ${fmt(balance)} ${asset}, of which ${fmt(balance - spendable)} not yet confirmed)`
+        ? ` (balance ${fmt(balance)} ${asset}, of which ${fmt(balance - spendable)} ${asset} is waiting for confirmation)`
         : '';
     super(
-      `Insufficient spendable funds: ${fmt(amount)} ${asset} asked, ${fmt(spendable)} ${asset} spendable${pendingPart}.`,
+      `Not enough funds: ${fmt(amount)} ${asset} asked, ${fmt(spendable)} ${asset} available to send${pendingPart}.`,
     );
     this.name = 'InsufficientFundsError';
     this.spendable = spendable;
