@@ -118,17 +118,27 @@ export function dismissAction(id: number): void {
   patch(id, { dismissed: true });
 }
 
+/** Says that a page shows this action's end itself (no toast then); returns the way to stop. */
+export function watchAction(id: number): () => void {
+  watchers.set(id, (watchers.get(id) ?? 0) + 1);
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    const n = (watchers.get(id) ?? 1) - 1;
+    if (n <= 0) watchers.delete(id);
+    else watchers.set(id, n);
+  };
+}
+
 /** While the calling component is mounted, it shows this action's end itself: no toast then. */
 export function useWatchAction(id: number | undefined): void {
-  useEffect(() => {
-    if (id === undefined) return;
-    watchers.set(id, (watchers.get(id) ?? 0) + 1);
-    return () => {
-      const n = (watchers.get(id) ?? 1) - 1;
-      if (n <= 0) watchers.delete(id);
-      else watchers.set(id, n);
-    };
-  }, [id]);
+  useEffect(() => (id === undefined ? undefined : watchAction(id)), [id]);
+}
+
+/** The recent actions, newest first (outside React). */
+export function currentActions(): readonly ActionEntry[] {
+  return entries;
 }
 
 function subscribe(l: () => void): () => void {

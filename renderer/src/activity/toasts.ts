@@ -71,6 +71,11 @@ export function holdToast(id: number, held: boolean): void {
     );
 }
 
+/** The notices on screen, oldest first (outside React). */
+export function currentToasts(): readonly Toast[] {
+  return toasts;
+}
+
 function subscribe(l: () => void): () => void {
   listeners.add(l);
   return () => listeners.delete(l);

@@ -290,7 +290,7 @@ function AccountView({ address }: { address: string }) {
                 <Amount micro={v} asset={asset} testId={`explorer-balance-${asset}`} />
               </span>{' '}
               <span className="muted small">
-                spendable <Amount micro={bal.data.spendable[asset] ?? 0n} asset={asset} />
+                available <Amount micro={bal.data.spendable[asset] ?? 0n} asset={asset} />
               </span>
             </div>
           ))}
