@@ -117,11 +117,7 @@ beforeAll(async () => {
   page.setDefaultTimeout(15_000);
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
   page.on('console', (m) => {
-    // The node answers 404 for an account it does not know (a new account's chain, an address never
-    // used): the API's documented answer, which Chromium logs for every fetch that gets one.
-    if (m.type() === 'error' && !/status of 404 \(Not Found\)/.test(m.text())) {
-      errors.push(`console error: ${m.text()}`);
-    }
+    if (m.type() === 'error') errors.push(`console error: ${m.text()}`);
   });
 });
 
