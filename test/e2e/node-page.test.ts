@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -344,6 +344,28 @@ describe('the Node page', () => {
     } finally {
       await page.unroute('**/node/peers');
     }
+  });
+
+  it('passes an accessibility audit (axe-core): no serious or critical violation', async () => {
+    // Evaluated through the DevTools protocol, which the page's CSP (no inline scripts) does not
+    // govern; a <script> tag would be refused, as it should be.
+    await page.evaluate(readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
+    const violations = await page.evaluate(async () => {
+      const axe = (
+        window as unknown as {
+          axe: {
+            run(
+              el: Element,
+            ): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
+          };
+        }
+      ).axe;
+      const r = await axe.run(document.querySelector('[data-testid="node-page"]')!);
+      return r.violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    });
+    expect(violations).toEqual([]);
   });
 
   it('reads well in dark mode, and logged no error in the page', async () => {
