@@ -10,7 +10,12 @@ export function StatusBar() {
   const base = api().baseUrl;
   if (node.isError && !node.data) {
     return (
-      <footer className="statusbar error" data-testid="status-bar" data-state="unreachable" role="status">
+      <footer
+        className="statusbar error"
+        data-testid="status-bar"
+        data-state="unreachable"
+        aria-label="Node status"
+      >
         <span className="item">
           <span className="dot" />
           <b>Node unreachable</b>
@@ -33,7 +38,8 @@ export function StatusBar() {
       className={`statusbar${node.isError ? ' error' : ''}`}
       data-testid="status-bar"
       data-state={info ? (node.isError ? 'stale' : 'ok') : 'loading'}
-      role="status"
+      // A landmark, not a live region: figures that change every few seconds would interrupt a screen reader.
+      aria-label="Node status"
     >
       {!info ? (
         <span className="item">Connecting to {base}…</span>

@@ -67,6 +67,8 @@ export default function ChatPage({ route }: { route: string[] }) {
 
   return (
     <div className="chat-page" data-testid="chat-page">
+      {/* The page's title for screen readers and the outline; the layout shows the conversations. */}
+      <h1 className="visually-hidden">Chat</h1>
       <aside className="chat-side" aria-label="Conversations">
         <label className="chat-account">
           <span>Chatting as</span>

@@ -944,7 +944,7 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
         </div>
       )}
       <section className="card">
-        <h3>Certificate</h3>
+        <h2>Certificate</h2>
         <div data-testid="provider-certificate" data-valid={String(node.certificate.valid)}>
           {node.certificate.valid
             ? `valid until ${timeOf(node.certificate.expires_at ?? 0n)} (${short(node.certificate.hash)})`
@@ -959,7 +959,7 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
       </section>
       {p?.enabled && (
         <section className="card" data-testid="provider-capacity">
-          <h3>Capacity</h3>
+          <h2>Capacity</h2>
           <div className="small">
             Driver: {p.driver ?? 'unknown'}
             {p.vm_boundary === false && (
@@ -979,7 +979,7 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
         </section>
       )}
       <section className="card">
-        <h3>VMs</h3>
+        <h2>VMs</h2>
         {(vms.data ?? []).length === 0 ? (
           <Empty>No VMs.</Empty>
         ) : (
@@ -1016,7 +1016,7 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
         )}
       </section>
       <section className="card">
-        <h3>Earnings</h3>
+        <h2>Earnings</h2>
         <div>
           Paid by settles: <Amount micro={earnings.paid} asset="XE" testId="earnings-settled" /> · running
           leases’ escrow: <Amount micro={earnings.escrowed} asset="XUSD" testId="earnings-escrowed" />
