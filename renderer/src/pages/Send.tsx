@@ -16,6 +16,8 @@ import { useAddressNames } from '../wallet/names.ts';
 import { invalidateAccounts, useBalances } from '../wallet/queries.ts';
 import { useRecipientSeen } from '../wallet/recipient-seen.ts';
 import { type Checked, checkSend, type Draft } from '../wallet/send-check.ts';
+import { PaymentLinkNotice } from '../deeplink/PaymentLinkNotice.tsx';
+import { usePaymentPrefill } from '../deeplink/payment-link.ts';
 
 /**
  * Send: a form, a review that asks before sending to an address nobody has used, then the send runs
@@ -36,6 +38,18 @@ export function SendForm({ account }: { account: AccountInfo }) {
   const [review, setReview] = useState<Checked>();
   const latest = useLatestAction<Checked, Block>('send', account.address);
   useWatchAction(latest?.id);
+  // A payment link (xe:…) fills the form; the person still reviews and confirms.
+  const link = usePaymentPrefill((r) => {
+    if (latest && latest.state !== 'running') dismissAction(latest.id);
+    setReview(undefined);
+    setTried(false);
+    setDraft({
+      to: r.address,
+      asset: r.asset,
+      amount: r.amount === undefined ? '' : formatAmountInput(r.amount, seps),
+      memo: r.memo ?? '',
+    });
+  });
 
   const start = (c: Checked) => {
     const to = nameOf(c.destination)?.name ?? short(c.destination, 6);
@@ -161,6 +175,7 @@ export function SendForm({ account }: { account: AccountInfo }) {
   return (
     <form className="card" onSubmit={submitReview} noValidate data-testid="send-form">
       <h2>Send</h2>
+      <PaymentLinkNotice link={link} />
       {(ownChoices.length > 0 || bookChoices.length > 0) && (
         <label className="field">
           <span>Pick a recipient</span>
