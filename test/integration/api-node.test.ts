@@ -117,7 +117,7 @@ describe('HTTP API: node, network, accounts and pending', () => {
     for (const e of m.endpoints.filter((x) => x.method === 'GET' && !x.path!.includes('{'))) {
       const res = await http(kit.url, 'GET', e.path!);
       // Chat reads need an account and its ownership proof (or the admin token): 400 or 401 bare;
-      // the agent audit log, checkpoints and the window's app store need the admin token.
+      // the agent audit log, checkpoints, the window's app store and the node's log need the admin token.
       const needsProof = [
         '/chat/messages',
         '/chat/contacts',
@@ -125,6 +125,8 @@ describe('HTTP API: node, network, accounts and pending', () => {
         '/agent/audit',
         '/agent/checkpoints',
         '/app/store',
+        '/node/log',
+        '/node/log/events',
       ].includes(e.path!);
       expect(needsProof ? [400, 401] : [200, 503], `${e.path} ${res.status}`).toContain(res.status);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
