@@ -292,6 +292,8 @@ export function parse(text: string): KeystoreFile {
   if (v.version === 2 || v.type !== undefined) {
     if (v.type !== KEYSTORE_TYPE) throw new KeystoreFormatError('not_keystore', `type ${String(v.type)}`);
     if (v.version !== 2) throw new KeystoreFormatError('unsupported_version', `version ${String(v.version)}`);
+  } else if (v.version === undefined) {
+    throw new KeystoreFormatError('not_keystore', 'it has no keystore header');
   } else if (v.version !== 1) {
     throw new KeystoreFormatError(
       typeof v.version === 'number' ? 'unsupported_version' : 'not_keystore',

@@ -184,25 +184,35 @@ export async function startUiNode(opts: Partial<NodeOptions> = {}): Promise<UiNo
 }
 
 /**
- * Onboarding as a person does it on an open page of the app: a new wallet, the seed written down and
- * the groups asked for typed back, a password; resolves once the wallet page shows, with the first
+ * Onboarding as a person does it on an open page of the app: a new wallet, its recovery phrase written
+ * down and every word typed back, a password; resolves once the wallet page shows, with the first
  * account's address.
  */
 export async function createWallet(page: Page, password: string): Promise<string> {
   await page.getByTestId('onboarding-create').click();
   await page.getByTestId('seed-backup').waitFor();
-  const groups: string[] = [];
-  for (let i = 1; i <= 16; i++) groups.push(await page.getByTestId(`seed-group-${i}`).innerText());
+  const words: string[] = [];
+  for (let i = 1; i <= 24; i++) words.push(await page.getByTestId(`phrase-shown-${i}`).innerText());
   await page.getByTestId('seed-written').check();
   await page.getByTestId('seed-continue').click();
-  for (let k = 0; k < 3; k++) {
-    const input = page.getByTestId(`confirm-group-${k}`);
-    await input.fill(groups[Number(await input.getAttribute('data-group')) - 1]!);
-  }
+  for (let i = 1; i <= 24; i++) await page.getByTestId(`phrase-word-${i}`).fill(words[i - 1]!);
   await page.getByTestId('seed-confirm-submit').click();
   await page.getByTestId('new-password').fill(password);
   await page.getByTestId('confirm-password').fill(password);
   await page.getByTestId('create-wallet').click();
+  await page.getByTestId('wallet-page').waitFor();
+  return page.getByTestId('account-address').innerText();
+}
+
+/**
+ * "New account" on the wallet page: the wallet's recovery phrase already covers it, so only a label;
+ * resolves with the new account's address once the wallet page shows it.
+ */
+export async function addAccount(page: Page, label: string): Promise<string> {
+  await page.getByTestId('add-account').click();
+  await page.getByTestId('new-account').waitFor();
+  await page.getByTestId('account-label').fill(label);
+  await page.getByTestId('add-account-save').click();
   await page.getByTestId('wallet-page').waitFor();
   return page.getByTestId('account-address').innerText();
 }

@@ -23,29 +23,22 @@ let second = '';
 const shot = (step: string) => page.screenshot({ path: join(SHOTS, `${step}.png`), fullPage: true });
 const micro = (testId: string) => page.getByTestId(testId).first().getAttribute('data-micro');
 
-/** Reads the seed shown, ticks "written down", and types back the groups asked for. */
+/** Reads the recovery phrase shown, ticks "written down", and types back every word (test/e2e/seed.test.ts has the rest). */
 async function backUpSeed(step: string): Promise<void> {
   await page.getByTestId('seed-backup').waitFor();
-  const groups: string[] = [];
-  for (let i = 1; i <= 16; i++) groups.push(await page.getByTestId(`seed-group-${i}`).innerText());
-  expect(groups.join('')).toMatch(/^[0-9a-f]{64}$/);
+  const words: string[] = [];
+  for (let i = 1; i <= 24; i++) words.push(await page.getByTestId(`phrase-shown-${i}`).innerText());
+  expect(words.every((w) => /^[a-z]{3,8}$/.test(w))).toBe(true);
   await expect(page.getByTestId('seed-continue').isDisabled()).resolves.toBe(true);
   await page.getByTestId('seed-written').check();
   await page.getByTestId('seed-continue').click();
   await page.getByTestId('seed-confirm').waitFor();
-  // A wrong group is refused: the backup cannot be skipped.
+  // Nothing typed is refused: the backup cannot be skipped.
   await page.getByTestId('seed-confirm-submit').click();
-  await expect(
-    page
-      .getByText(/This is not group/)
-      .first()
-      .isVisible(),
-  ).resolves.toBe(true);
-  for (let k = 0; k < 3; k++) {
-    const input = page.getByTestId(`confirm-group-${k}`);
-    const g = Number(await input.getAttribute('data-group'));
-    await input.fill(groups[g - 1]!.toUpperCase());
-  }
+  expect(await page.getByTestId('phrase-check-error').innerText()).toBe(
+    'Type the 24 words you wrote down, in order.',
+  );
+  for (let i = 1; i <= 24; i++) await page.getByTestId(`phrase-word-${i}`).fill(words[i - 1]!.toUpperCase());
   await shot(step);
   await page.getByTestId('seed-confirm-submit').click();
 }
@@ -128,7 +121,8 @@ describe('wallet in Chromium against a real node', () => {
     expect(typeof stored).toBe('string');
     expect(await page.evaluate(() => localStorage.getItem('ledger-desktop.vault.v1'))).toBeNull();
     expect(JSON.parse(stored as string)).toMatchObject({
-      version: 1,
+      type: 'ledger-node-keystore',
+      version: 2,
       cipher: 'xchacha20-poly1305',
       kdf: { name: 'scrypt', N: 32768 },
     });
@@ -145,8 +139,10 @@ describe('wallet in Chromium against a real node', () => {
 
   it('creates a second account and adds it to the address book', async () => {
     await page.getByTestId('add-account').click();
-    await backUpSeed('06-second-seed-confirm');
+    // The wallet's phrase already covers the next account: no new seed to back up.
+    await page.getByTestId('new-account').waitFor();
     await page.getByTestId('account-label').fill('Savings');
+    await shot('06-second-account');
     await page.getByTestId('add-account-save').click();
     await page.getByTestId('wallet-page').waitFor();
     second = await page.getByTestId('account-address').innerText();

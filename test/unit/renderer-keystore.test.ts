@@ -43,7 +43,7 @@ const PW = 'password one';
 describe('vault format', () => {
   const key = new Uint8Array(32).fill(7);
   const kdf = newKdfParams();
-  const contents = { accounts: [{ seed: SEED_A, label: 'A', created: 1 }] };
+  const contents = { accounts: [{ kind: 'imported' as const, seed: SEED_A, label: 'A', created: 1 }] };
 
   it('round-trips, with a fresh nonce per save', () => {
     const a = sealVault(key, kdf, contents);
@@ -65,7 +65,7 @@ describe('vault format', () => {
   it('refuses damaged or weakened stored files before any derivation', () => {
     const v = sealVault(key, kdf, contents);
     expect(() => parseVaultFile('{')).toThrow(VaultFormatError);
-    expect(() => parseVaultFile(JSON.stringify({ ...v, version: 2 }))).toThrow(VaultFormatError);
+    expect(() => parseVaultFile(JSON.stringify({ ...v, version: 3 }))).toThrow(VaultFormatError);
     expect(() => parseVaultFile(JSON.stringify({ ...v, kdf: { ...v.kdf, N: 1024 } }))).toThrow(/too weak/);
     expect(() => parseVaultFile(JSON.stringify({ ...v, kdf: { ...v.kdf, N: 3 } }))).toThrow(VaultFormatError);
   });

@@ -3,7 +3,7 @@ import { windowStore } from '../window-store/index.ts';
 import { Keystore, type KeystoreSnapshot, type LabelStorage, type VaultStorage } from './keystore.ts';
 
 export * from './keystore.ts';
-export { WrongPasswordError, VaultFormatError } from './vault.ts';
+export { KeystoreFileError, WrongPasswordError, VaultFormatError } from './vault.ts';
 export { lastKdfMs } from './kdf.ts';
 
 let instance: Keystore | undefined;

@@ -1,5 +1,6 @@
 import { scryptAsync } from '@noble/hashes/scrypt.js';
-import { hexToBytes, utf8 } from '../../../node-core/protocol/hex.ts';
+import { passwordBytes } from '../../../node-core/client/keystore-file.ts';
+import { hexToBytes } from '../../../node-core/protocol/hex.ts';
 import { KEY_BYTES, type KdfParams } from './vault.ts';
 
 /**
@@ -22,10 +23,8 @@ export type DeriveKey = (password: string, kdf: KdfParams) => Promise<Uint8Array
 /** Milliseconds the last derivation took (shown in Settings; the e2e test and benchmark read it). */
 export let lastKdfMs: number | undefined;
 
-/** The password's bytes: Unicode-normalised, so the same password typed on another keyboard matches. */
-export function passwordBytes(password: string): Uint8Array {
-  return utf8(password.normalize('NFKC'));
-}
+/** The password's bytes as the keystore file defines them (NFKC), so the CLI derives the same key. */
+export { passwordBytes };
 
 function request(password: string, kdf: KdfParams): KdfRequest {
   return {

@@ -1,6 +1,7 @@
 import type { Block } from '../../../node-core/protocol/block.ts';
 import { signBlock, type SignedBlock } from '../../../node-core/protocol/block-sign.ts';
-import { bytesToHex, hexToBytes } from '../../../node-core/protocol/hex.ts';
+import { accountSeedFromWalletNode, type Slip10Node } from '../../../node-core/protocol/hd-derivation.ts';
+import { bytesToHex, equalBytes, hexToBytes } from '../../../node-core/protocol/hex.ts';
 import {
   addressFromPublicKey,
   publicKeyFromSeed,
@@ -19,6 +20,7 @@ import {
   signDirectoryRegistration,
   signLeaseAccess,
 } from '../../../node-core/protocol/payloads.ts';
+import type * as Mnemonic from '../../../node-core/protocol/mnemonic.ts';
 import { type DeriveKey, deriveKey } from './kdf.ts';
 import {
   type KdfParams,
@@ -26,16 +28,25 @@ import {
   openVault,
   parseVaultFile,
   sealVault,
+  stringifyVault,
   type VaultAccessKey,
   type VaultAccount,
   type VaultContents,
 } from './vault.ts';
 
+/** The phrase code and its word list load on demand (unlock starts it beside scrypt): not on the first screen. */
+type MnemonicModule = typeof Mnemonic;
+const loadMnemonic = (): Promise<MnemonicModule> => import('../../../node-core/protocol/mnemonic.ts');
+
 /**
  * The keystore: the only place seeds exist in the renderer. At rest they are encrypted (vault.ts);
  * unlocked, they sit in this module's memory, are used here to sign blocks, and are wiped on lock.
  * Nothing outside gets a seed back: the rest of the app sees addresses and labels, and asks for
- * signatures. The node never signs.
+ * signatures (the recovery phrase is shown only through phraseEntropyHex, behind the password in
+ * Settings). The node never signs.
+ *
+ * One wallet, one recovery phrase: its accounts are derived by index (README, "One seed, many
+ * accounts"); accounts with their own seed (imported, or made before phrases) sit beside them.
  */
 export const MIN_PASSWORD_LENGTH = 8;
 export const VAULT_STORAGE_KEY = 'ledger-desktop.vault.v1';
@@ -44,6 +55,28 @@ export interface AccountInfo {
   address: string;
   label: string;
   created: number;
+  /** Derived from the wallet's phrase (at `index`), or imported with its own seed. */
+  kind: 'derived' | 'imported';
+  index?: number;
+  /** Hidden accounts are out of `accounts` (the app's lists) until shown again. */
+  hidden: boolean;
+}
+
+/** What a new wallet starts with: a phrase and the indexes to open, or one hex seed (an imported account). */
+export type NewWallet =
+  | { seedHex: string; label: string }
+  | { phraseEntropyHex: string; indexes: readonly number[]; label: string };
+
+/** What importing a backup file into an open wallet did. */
+export interface BackupImportReport {
+  /** Accounts added. */
+  added: number;
+  /** Accounts of the backup already in the wallet. */
+  present: number;
+  /** The wallet had no phrase and took the backup's. */
+  adoptedPhrase: boolean;
+  /** Accounts of another phrase, added as imported accounts (among `added`). */
+  otherPhrase: number;
 }
 
 export type KeystoreStatus = 'empty' | 'locked' | 'unlocked';
@@ -51,8 +84,14 @@ export type LockReason = 'user' | 'idle' | 'elsewhere';
 
 export interface KeystoreSnapshot {
   status: KeystoreStatus;
-  /** Accounts in creation order (empty unless unlocked). */
+  /** Accounts shown in the app, in creation order (empty unless unlocked): hidden ones left out. */
   accounts: readonly AccountInfo[];
+  /** Every account, hidden ones too (Settings). */
+  allAccounts: readonly AccountInfo[];
+  /** The wallet has a recovery phrase (false for a wallet made before phrases, and while locked). */
+  hasPhrase: boolean;
+  /** The index "New account" takes. */
+  nextIndex: number;
   /** Why the keystore locked, if it did: the user, inactivity, or a change made in another window. */
   lockedBy?: LockReason;
 }
@@ -113,6 +152,16 @@ interface Entry {
   seed: Uint8Array;
   label: string;
   created: number;
+  kind: 'derived' | 'imported';
+  index?: number;
+  hidden: boolean;
+}
+
+interface PhraseState {
+  entropy: Uint8Array;
+  nextIndex: number;
+  /** m/44'/22597': each account is one HMAC below it. */
+  wallet: Slip10Node;
 }
 
 interface AccessEntry {
@@ -132,6 +181,8 @@ export interface AccessKeyInfo {
 interface Unlocked {
   key: Uint8Array;
   kdf: KdfParams;
+  /** The wallet's phrase, when it has one. */
+  phrase?: PhraseState;
   /** In creation order. */
   entries: Entry[];
   /** Per-lease access keys, in creation order. */
@@ -167,7 +218,13 @@ export class Keystore {
     this.derive = opts.derive ?? deriveKey;
     this.now = opts.now ?? Date.now;
     this.lastActivity = this.now();
-    this.snapshot = { status: this.storage.read() === null ? 'empty' : 'locked', accounts: [] };
+    this.snapshot = {
+      status: this.storage.read() === null ? 'empty' : 'locked',
+      accounts: [],
+      allAccounts: [],
+      hasPhrase: false,
+      nextIndex: 0,
+    };
   }
 
   // ---- observation (React reads snapshots through useSyncExternalStore) ----------------------------
@@ -182,9 +239,13 @@ export class Keystore {
   private publish(lockedBy?: LockReason): void {
     const u = this.unlocked;
     const status: KeystoreStatus = u ? 'unlocked' : this.storage.read() === null ? 'empty' : 'locked';
+    const all = u ? u.entries.map(infoOf) : [];
     this.snapshot = {
       status,
-      accounts: u ? u.entries.map((e) => ({ address: e.address, label: e.label, created: e.created })) : [],
+      accounts: all.filter((a) => !a.hidden),
+      allAccounts: all,
+      hasPhrase: u?.phrase !== undefined,
+      nextIndex: u?.phrase?.nextIndex ?? 0,
       ...(lockedBy ? { lockedBy } : {}),
     };
     for (const l of this.listeners) l();
@@ -200,31 +261,65 @@ export class Keystore {
 
   // ---- life cycle ---------------------------------------------------------------------------------
 
-  /** Creates the vault with its first account (refused if one exists: unlock it instead). */
-  async create(
-    password: string,
-    confirm: string,
-    first: { seedHex: string; label: string },
-  ): Promise<AccountInfo> {
+  /**
+   * Creates the vault (refused if one exists: unlock it instead): with a phrase, its accounts at the
+   * given indexes (the first takes the label); with a hex seed, that one imported account.
+   */
+  async create(password: string, confirm: string, first: NewWallet): Promise<AccountInfo> {
     if (this.storage.read() !== null)
       throw new Error('A keystore already exists in this browser: unlock it.');
     const problem = checkNewPassword(password, confirm);
     if (problem) throw new PasswordPolicyError(problem);
+    const label = first.label.trim();
+    let contents: VaultContents;
+    const created = Date.now();
+    if ('phraseEntropyHex' in first) {
+      const indexes = [...new Set(first.indexes)].sort((a, b) => a - b);
+      if (indexes.length === 0) throw new Error('A new wallet needs at least one account.');
+      contents = {
+        phrase: {
+          entropy: first.phraseEntropyHex,
+          nextIndex: indexes.at(-1)! + 1,
+        },
+        accounts: indexes.map((index, k) => ({
+          kind: 'derived',
+          index,
+          label: k === 0 && label !== '' ? label : `Account ${index + 1}`,
+          created: created + k,
+        })),
+      };
+    } else {
+      contents = {
+        accounts: [
+          {
+            kind: 'imported',
+            seed: first.seedHex,
+            label: label || 'Account 1',
+            created,
+          },
+        ],
+      };
+    }
+    // Checked (and the phrase's word list loaded) before the slow key derivation.
+    const mnemonic = contents.phrase ? await loadMnemonic() : undefined;
+    const probe = await this.fromContents(contents, mnemonic);
     const kdf = newKdfParams();
-    const key = await this.exclusive(() => this.derive(password, kdf));
-    const entry = entryOf({
-      seed: first.seedHex,
-      label: first.label.trim() || 'Account 1',
-      created: Date.now(),
-    });
-    this.unlocked = { key, kdf, entries: [entry], access: [] };
+    let key: Uint8Array;
+    try {
+      key = await this.exclusive(() => this.derive(password, kdf));
+    } catch (e) {
+      wipe(probe);
+      throw e;
+    }
+    const entry = probe.entries[0]!;
+    this.unlocked = { key, kdf, ...probe };
     this.knownText = null;
     this.persist();
     this.touch();
     this.publish();
     // A new wallet is not done until it is stored for good: the seed was just shown once.
     await this.storage.flush?.();
-    return { address: entry.address, label: entry.label, created: entry.created };
+    return infoOf(entry);
   }
 
   /** Decrypts the vault; a wrong password rejects with WrongPasswordError. */
@@ -233,24 +328,29 @@ export class Keystore {
     const text = this.storage.read();
     if (text === null) throw new Error('There is no keystore to unlock.');
     const file = parseVaultFile(text);
+    // The phrase code loads while scrypt runs; a wallet without a phrase never waits for it.
+    const mnemonic = loadMnemonic();
+    mnemonic.catch(() => {});
     const key = await this.exclusive(() => this.derive(password, file.kdf));
     if (this.storage.read() !== text) {
       key.fill(0);
       throw new Error('The keystore was changed in another window while unlocking: try again.');
     }
-    let contents: VaultContents;
+    let opened: Omit<Unlocked, 'key' | 'kdf'>;
     try {
-      contents = openVault(key, file);
+      const contents = openVault(key, file);
+      opened = await this.fromContents(contents, contents.phrase ? await mnemonic : undefined);
     } catch (e) {
       key.fill(0);
       throw e;
     }
-    this.unlocked = {
-      key,
-      kdf: file.kdf,
-      entries: contents.accounts.map(entryOf),
-      access: (contents.accessKeys ?? []).map(accessEntryOf),
-    };
+    if (this.unlocked) {
+      // Unlocked meanwhile (a second click): keep that one.
+      key.fill(0);
+      wipe(opened);
+      return;
+    }
+    this.unlocked = { key, kdf: file.kdf, ...opened };
     this.knownText = text;
     this.applyLabels();
     this.touch();
@@ -287,10 +387,7 @@ export class Keystore {
     if (!u) return;
     this.unlocked = undefined;
     u.key.fill(0);
-    for (const e of u.entries) e.seed.fill(0);
-    for (const a of u.access) a.seed.fill(0);
-    u.entries.length = 0;
-    u.access.length = 0;
+    wipe(u);
     this.publish(reason);
   }
 
@@ -339,14 +436,56 @@ export class Keystore {
     } catch {
       contents = undefined;
     }
-    if (contents === undefined) {
+    // A phrase taken away means another wallet: ask for the password again.
+    if (contents === undefined || (u.phrase && !contents.phrase)) {
       this.lock('elsewhere');
       return;
     }
-    for (const e of u.entries) e.seed.fill(0);
-    for (const a of u.access) a.seed.fill(0);
-    u.entries = contents.accounts.map(entryOf);
-    u.access = (contents.accessKeys ?? []).map(accessEntryOf);
+    const theirs = contents;
+    if (!theirs.phrase) {
+      this.takeContents(u, theirs, text, undefined);
+      return;
+    }
+    if (u.phrase && bytesToHex(u.phrase.entropy) === theirs.phrase.entropy) {
+      this.takeContents(u, theirs, text, { ...u.phrase, nextIndex: theirs.phrase.nextIndex });
+      return;
+    }
+    // The other window gave the wallet its phrase: derive it once the phrase code is here.
+    const entropyHex = theirs.phrase.entropy;
+    const nextIndex = theirs.phrase.nextIndex;
+    loadMnemonic().then(
+      (m) => {
+        if (this.unlocked !== u || this.storage.read() !== text) return;
+        const entropy = hexToBytes(entropyHex);
+        this.takeContents(u, theirs, text, { entropy, nextIndex, wallet: m.walletNodeOfEntropy(entropy) });
+      },
+      () => this.lock('elsewhere'),
+    );
+  }
+
+  /** Takes another window's accounts (sealed under this page's key) and stays unlocked. */
+  private takeContents(
+    u: Unlocked,
+    contents: VaultContents,
+    text: string | null,
+    phrase: PhraseState | undefined,
+  ): void {
+    let opened: Omit<Unlocked, 'key' | 'kdf'>;
+    try {
+      opened = openedOf(contents, phrase);
+    } catch {
+      this.lock('elsewhere');
+      return;
+    }
+    // The old secrets go, but not a wallet node the new state still uses.
+    wipe({
+      entries: u.entries,
+      access: u.access,
+      ...(u.phrase && u.phrase.wallet !== phrase?.wallet ? { phrase: u.phrase } : {}),
+    });
+    u.phrase = opened.phrase;
+    u.entries = opened.entries;
+    u.access = opened.access;
     this.knownText = text;
     this.applyLabels();
     this.publish();
@@ -361,24 +500,215 @@ export class Keystore {
 
   // ---- accounts -----------------------------------------------------------------------------------
 
-  /** Adds an account (a new or imported seed); refuses one already present. */
+  /** Adds an account with its own seed (an imported account); refuses one already present. */
   addAccount(seedHex: string, label: string): AccountInfo {
     const u = this.requireUnlocked();
-    const entry = entryOf({
+    const entry = importedEntryOf({
+      kind: 'imported',
       seed: seedHex,
       label: label.trim() || `Account ${u.entries.length + 1}`,
       created: Date.now(),
     });
-    const existing = u.entries.find((e) => e.address === entry.address);
-    if (existing) {
-      entry.seed.fill(0);
-      throw new Error(`This seed is already in the keystore as "${existing.label}".`);
-    }
+    this.refuseDuplicate(u, entry);
     u.entries.push(entry);
+    this.saved();
+    return infoOf(entry);
+  }
+
+  /** "New account": the phrase's next index. */
+  newAccount(label: string): AccountInfo {
+    const u = this.requireUnlocked();
+    const p = u.phrase;
+    if (!p) throw new Error('This wallet has no recovery phrase yet: make one first.');
+    const entry = derivedEntryOf(p.wallet, {
+      kind: 'derived',
+      index: p.nextIndex,
+      label: label.trim() || `Account ${p.nextIndex + 1}`,
+      created: Date.now(),
+    });
+    this.refuseDuplicate(u, entry);
+    p.nextIndex++;
+    u.entries.push(entry);
+    this.saved();
+    return infoOf(entry);
+  }
+
+  /**
+   * Gives a wallet made before phrases its phrase (shown and checked by the caller); its accounts
+   * stay imported accounts. Refused when the wallet has one.
+   */
+  async adoptPhrase(entropyHex: string): Promise<void> {
+    const m = await loadMnemonic();
+    const u = this.requireUnlocked();
+    if (u.phrase) throw new Error('This wallet already has a recovery phrase.');
+    const entropy = hexToBytes(entropyHex);
+    u.phrase = {
+      entropy,
+      nextIndex: 0,
+      wallet: m.walletNodeOfEntropy(entropy),
+    };
+    this.saved();
+  }
+
+  /** Brings back a removed phrase account by its index (0-based). */
+  restoreAccount(index: number, label?: string): AccountInfo {
+    const u = this.requireUnlocked();
+    const p = u.phrase;
+    if (!p)
+      throw new Error('This wallet has no recovery phrase: only a backup file can bring accounts back.');
+    if (!Number.isInteger(index) || index < 0 || index >= 2 ** 31 - 1)
+      throw new Error('An account number is a whole number from 1.');
+    const existing = u.entries.find((e) => e.kind === 'derived' && e.index === index);
+    if (existing) throw new Error(`Account ${index + 1} is in the wallet already, as “${existing.label}”.`);
+    const entry = derivedEntryOf(p.wallet, {
+      kind: 'derived',
+      index,
+      label: label?.trim() || `Account ${index + 1}`,
+      created: Date.now(),
+    });
+    this.refuseDuplicate(u, entry);
+    p.nextIndex = Math.max(p.nextIndex, index + 1);
+    u.entries.push(entry);
+    this.saved();
+    return infoOf(entry);
+  }
+
+  /** Hides an account from the app's lists, or shows it again; one account always stays shown. */
+  setHidden(address: string, hidden: boolean): void {
+    const u = this.requireUnlocked();
+    const e = this.entry(u, address);
+    if (hidden && !e.hidden && u.entries.filter((x) => !x.hidden).length === 1)
+      throw new Error('The last shown account cannot be hidden.');
+    e.hidden = hidden;
+    this.saved();
+  }
+
+  /**
+   * Removes an account from the wallet: a phrase account can come back by its index (restoreAccount),
+   * an imported one only from its seed or a backup. The last account stays.
+   */
+  removeAccount(address: string): void {
+    const u = this.requireUnlocked();
+    const e = this.entry(u, address);
+    if (u.entries.length === 1) throw new Error('A wallet keeps at least one account.');
+    if (!e.hidden && u.entries.filter((x) => !x.hidden).length === 1)
+      throw new Error('The last shown account cannot be removed: show another one first.');
+    u.entries.splice(u.entries.indexOf(e), 1);
+    e.seed.fill(0);
+    this.saved();
+  }
+
+  // ---- the phrase and backups (Settings, behind the password) ---------------------------------------
+
+  /** Checks a password against the stored vault (Settings asks for it again before showing secrets). */
+  async verifyPassword(password: string): Promise<void> {
+    this.requireUnlocked();
+    const text = this.storage.read();
+    if (text === null) throw new Error('There is no keystore.');
+    const file = parseVaultFile(text);
+    const key = await this.exclusive(() => this.derive(password, file.kdf));
+    try {
+      openVault(key, file);
+    } finally {
+      key.fill(0);
+    }
+    this.touch();
+  }
+
+  /** The phrase's entropy, hex (shown as words by the phrase screens). */
+  phraseEntropyHex(): string {
+    const p = this.requireUnlocked().phrase;
+    if (!p) throw new Error('This wallet has no recovery phrase.');
+    this.touch();
+    return bytesToHex(p.entropy);
+  }
+
+  /** The backup file: the keystore file of what is unlocked now, under the current password. */
+  exportBackup(): string {
+    const u = this.requireUnlocked();
+    this.touch();
+    return stringifyVault(sealVault(u.key, u.kdf, contentsOf(u)));
+  }
+
+  /**
+   * Merges a backup file (with the password it was made with) into the open wallet: accounts and access
+   * keys not here are added; the backup's phrase is taken if this wallet has none, and the accounts of
+   * another phrase come in as imported accounts.
+   */
+  async importBackup(text: string, password: string): Promise<BackupImportReport> {
+    this.requireUnlocked();
+    const file = parseVaultFile(text);
+    const key = await this.exclusive(() => this.derive(password, file.kdf));
+    let theirs: VaultContents;
+    try {
+      theirs = openVault(key, file);
+    } finally {
+      key.fill(0);
+    }
+    const m = theirs.phrase ? await loadMnemonic() : undefined;
+    const incoming = await this.fromContents(theirs, m);
+    const u = this.requireUnlocked();
+    const report: BackupImportReport = {
+      added: 0,
+      present: 0,
+      adoptedPhrase: false,
+      otherPhrase: 0,
+    };
+    const samePhrase = u.phrase && incoming.phrase && equalBytes(u.phrase.entropy, incoming.phrase.entropy);
+    if (!u.phrase && incoming.phrase) {
+      u.phrase = incoming.phrase;
+      incoming.phrase = undefined;
+      report.adoptedPhrase = true;
+    }
+    for (const e of incoming.entries) {
+      if (u.entries.some((x) => x.address === e.address)) {
+        report.present++;
+        e.seed.fill(0);
+        continue;
+      }
+      if (e.kind === 'derived' && !samePhrase && !report.adoptedPhrase) {
+        // Another phrase's account: kept by its own seed.
+        e.kind = 'imported';
+        delete e.index;
+        report.otherPhrase++;
+      }
+      u.entries.push(e);
+      report.added++;
+    }
+    if (u.phrase && incoming.phrase && samePhrase)
+      u.phrase.nextIndex = Math.max(u.phrase.nextIndex, incoming.phrase.nextIndex);
+    for (const a of incoming.access) {
+      if (u.access.some((x) => x.pub === a.pub)) a.seed.fill(0);
+      else u.access.push(a);
+    }
+    wipe({ ...incoming, entries: [], access: [] });
+    if (report.added > 0 || report.adoptedPhrase) this.saved();
+    return report;
+  }
+
+  /** First run from a backup file: it becomes the vault, under the password it was made with. */
+  async restoreBackup(text: string, password: string): Promise<void> {
+    if (this.storage.read() !== null)
+      throw new Error('A keystore already exists in this browser: unlock it.');
+    const file = parseVaultFile(text);
+    const mnemonic = loadMnemonic();
+    mnemonic.catch(() => {});
+    const key = await this.exclusive(() => this.derive(password, file.kdf));
+    let opened: Omit<Unlocked, 'key' | 'kdf'>;
+    try {
+      const contents = openVault(key, file);
+      opened = await this.fromContents(contents, contents.phrase ? await mnemonic : undefined);
+    } catch (e) {
+      key.fill(0);
+      throw e;
+    }
+    this.unlocked = { key, kdf: file.kdf, ...opened };
+    this.knownText = null;
     this.persist();
+    this.applyLabels();
     this.touch();
     this.publish();
-    return { address: entry.address, label: entry.label, created: entry.created };
+    await this.storage.flush?.();
   }
 
   renameAccount(address: string, label: string): void {
@@ -394,6 +724,7 @@ export class Keystore {
     this.publish();
   }
 
+  /** True for every account of the keystore, hidden ones too. */
   has(address: string): boolean {
     return this.unlocked?.entries.some((e) => e.address === address) ?? false;
   }
@@ -434,7 +765,11 @@ export class Keystore {
   signRegistration(address: string, nodePeer: string, timestamp: bigint) {
     const seed = this.seedOf(address);
     return signDirectoryRegistration(
-      { account: bytesToHex(publicKeyFromSeed(seed)), node_peer: nodePeer, timestamp },
+      {
+        account: bytesToHex(publicKeyFromSeed(seed)),
+        node_peer: nodePeer,
+        timestamp,
+      },
       seed,
     );
   }
@@ -560,26 +895,58 @@ export class Keystore {
     return this.unlocked;
   }
 
+  /** Saves, counts as activity and tells the app: after every change to the accounts. */
+  private saved(): void {
+    this.persist();
+    this.touch();
+    this.publish();
+  }
+
+  private entry(u: Unlocked, address: string): Entry {
+    const e = u.entries.find((x) => x.address === address);
+    if (!e) throw new Error('No such account in the keystore.');
+    return e;
+  }
+
+  private refuseDuplicate(u: Unlocked, entry: Entry): void {
+    const existing = u.entries.find((e) => e.address === entry.address);
+    if (!existing) return;
+    entry.seed.fill(0);
+    throw new Error(
+      `This account is already in the keystore as "${existing.label}"${existing.hidden ? ' (hidden: Settings shows it again)' : ''}.`,
+    );
+  }
+
+  /** The unlocked form of stored contents; the phrase's accounts are derived here. */
+  private async fromContents(
+    contents: VaultContents,
+    mnemonic: MnemonicModule | undefined,
+  ): Promise<Omit<Unlocked, 'key' | 'kdf'>> {
+    let phrase: PhraseState | undefined;
+    if (contents.phrase) {
+      const m = mnemonic ?? (await loadMnemonic());
+      const entropy = hexToBytes(contents.phrase.entropy);
+      phrase = {
+        entropy,
+        nextIndex: contents.phrase.nextIndex,
+        wallet: m.walletNodeOfEntropy(entropy),
+      };
+    }
+    try {
+      return openedOf(contents, phrase);
+    } catch (e) {
+      if (phrase) wipe({ phrase });
+      throw e;
+    }
+  }
+
   private persist(): void {
     const u = this.requireUnlocked();
     if (this.knownText !== null && this.storage.read() !== this.knownText) {
       this.lock('elsewhere');
       throw new Error('The keystore was changed in another window: unlock again, then retry.');
     }
-    const accounts: VaultAccount[] = u.entries.map((e) => ({
-      seed: bytesToHex(e.seed),
-      label: e.label,
-      created: e.created,
-    }));
-    const accessKeys: VaultAccessKey[] = u.access.map((a) => ({
-      seed: bytesToHex(a.seed),
-      pub: a.pub,
-      created: a.created,
-      ...(a.lease ? { lease: a.lease } : {}),
-    }));
-    const text = JSON.stringify(
-      sealVault(u.key, u.kdf, accessKeys.length > 0 ? { accounts, accessKeys } : { accounts }),
-    );
+    const text = JSON.stringify(sealVault(u.key, u.kdf, contentsOf(u)));
     this.storage.write(text);
     this.knownText = text;
     if (this.labels) {
@@ -604,18 +971,113 @@ export class Keystore {
   }
 }
 
-function sameKdf(a: KdfParams, b: KdfParams): boolean {
-  return a.name === b.name && a.N === b.N && a.r === b.r && a.p === b.p && a.salt === b.salt;
-}
-
 function accessEntryOf(a: VaultAccessKey): AccessEntry {
   const seed = hexToBytes(a.seed, 32, 'seed');
   if (bytesToHex(publicKeyFromSeed(seed)) !== a.pub)
     throw new Error('A stored access key does not match its public key.');
-  return { seed, pub: a.pub, created: a.created, ...(a.lease ? { lease: a.lease } : {}) };
+  return {
+    seed,
+    pub: a.pub,
+    created: a.created,
+    ...(a.lease ? { lease: a.lease } : {}),
+  };
 }
 
-function entryOf(a: VaultAccount): Entry {
+function importedEntryOf(a: Extract<VaultAccount, { kind: 'imported' }>): Entry {
   const seed = hexToBytes(a.seed, 32, 'seed');
-  return { address: addressFromPublicKey(publicKeyFromSeed(seed)), seed, label: a.label, created: a.created };
+  return {
+    address: addressFromPublicKey(publicKeyFromSeed(seed)),
+    seed,
+    label: a.label,
+    created: a.created,
+    kind: 'imported',
+    hidden: a.hidden === true,
+  };
+}
+
+function derivedEntryOf(wallet: Slip10Node, a: Extract<VaultAccount, { kind: 'derived' }>): Entry {
+  const seed = accountSeedFromWalletNode(wallet, a.index);
+  return {
+    address: addressFromPublicKey(publicKeyFromSeed(seed)),
+    seed,
+    label: a.label,
+    created: a.created,
+    kind: 'derived',
+    index: a.index,
+    hidden: a.hidden === true,
+  };
+}
+
+/** The unlocked accounts of stored contents, the phrase's derived below its wallet node. */
+function openedOf(contents: VaultContents, phrase: PhraseState | undefined): Omit<Unlocked, 'key' | 'kdf'> {
+  const entries = contents.accounts.map((a) => {
+    if (a.kind === 'imported') return importedEntryOf(a);
+    if (!phrase) throw new Error('A phrase account without a phrase.');
+    return derivedEntryOf(phrase.wallet, a);
+  });
+  return {
+    ...(phrase ? { phrase } : {}),
+    entries,
+    access: (contents.accessKeys ?? []).map(accessEntryOf),
+  };
+}
+
+function sameKdf(a: KdfParams, b: KdfParams): boolean {
+  return a.name === b.name && a.N === b.N && a.r === b.r && a.p === b.p && a.salt === b.salt;
+}
+
+function infoOf(e: Entry): AccountInfo {
+  return {
+    address: e.address,
+    label: e.label,
+    created: e.created,
+    kind: e.kind,
+    ...(e.index !== undefined ? { index: e.index } : {}),
+    hidden: e.hidden,
+  };
+}
+
+/** What the vault stores of the unlocked state. */
+function contentsOf(u: Omit<Unlocked, 'key' | 'kdf'>): VaultContents {
+  const accounts: VaultAccount[] = u.entries.map((e) => {
+    const common = {
+      label: e.label,
+      created: e.created,
+      ...(e.hidden ? { hidden: true } : {}),
+    };
+    return e.kind === 'derived'
+      ? { kind: 'derived', index: e.index!, ...common }
+      : { kind: 'imported', seed: bytesToHex(e.seed), ...common };
+  });
+  const accessKeys: VaultAccessKey[] = u.access.map((a) => ({
+    seed: bytesToHex(a.seed),
+    pub: a.pub,
+    created: a.created,
+    ...(a.lease ? { lease: a.lease } : {}),
+  }));
+  return {
+    ...(u.phrase
+      ? {
+          phrase: {
+            entropy: bytesToHex(u.phrase.entropy),
+            nextIndex: u.phrase.nextIndex,
+          },
+        }
+      : {}),
+    accounts,
+    ...(accessKeys.length > 0 ? { accessKeys } : {}),
+  };
+}
+
+/** Zeroes every secret of an unlocked state (seeds, phrase, wallet node) and empties it. */
+function wipe(u: Partial<Omit<Unlocked, 'key' | 'kdf'>>): void {
+  for (const e of u.entries ?? []) e.seed.fill(0);
+  for (const a of u.access ?? []) a.seed.fill(0);
+  if (u.phrase) {
+    u.phrase.entropy.fill(0);
+    u.phrase.wallet.key.fill(0);
+    u.phrase.wallet.chainCode.fill(0);
+  }
+  if (u.entries) u.entries.length = 0;
+  if (u.access) u.access.length = 0;
 }

@@ -13,8 +13,12 @@ import {
 import { DEFAULT_KDF } from '../keystore/vault.ts';
 import { powEngine } from '../pow/engine.ts';
 import { AUTO_LOCK_CHOICES, settings, updateSettings, type ThemeChoice } from '../settings.ts';
+import { WalletSecurity } from './WalletSecurity.tsx';
 
-/** Settings: theme, auto-lock, password, where the node's admin token is, the API's OpenAPI document. */
+/**
+ * Settings: theme, auto-lock, password; behind the password again, the recovery phrase, backup files and
+ * hiding or removing accounts; where the node's admin token is, the API's OpenAPI document.
+ */
 export default function SettingsPage() {
   const s = settings.use();
   const bridge = desktopBridge();
@@ -80,6 +84,7 @@ export default function SettingsPage() {
         </p>
         <ChangePassword />
       </div>
+      <WalletSecurity />
       <div className="card">
         <h2>Node</h2>
         <table>

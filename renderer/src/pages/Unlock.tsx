@@ -75,8 +75,9 @@ export function Unlock() {
       {showErase && (
         <div className="card">
           <p>
-            The password cannot be recovered. You can erase the keystore from this browser and import your
-            accounts again from their written seeds. Accounts whose seed you do not have are lost.
+            The password cannot be recovered. You can erase the keystore from this computer and restore the
+            wallet from its recovery phrase (imported accounts from their own seeds, or everything from a
+            backup file and its password). Accounts you have neither for are lost.
           </p>
           <label className="field">
             <span>Type ERASE to confirm</span>
