@@ -263,6 +263,9 @@ describe('HTTP API: proxy form', () => {
       ]);
       expect(doc.endpoints.find((e) => e.path === '/lease/request')?.auth).toBe('admin');
       expect(doc.endpoints.filter((e) => e.auth !== 'none').map((e) => e.path)).toEqual([
+        '/node/log',
+        '/node/log/events',
+        '/node/p2p',
         '/lease/request',
         '/lease/{hash}/renew',
         '/lease/{hash}/hold',
@@ -271,6 +274,9 @@ describe('HTTP API: proxy form', () => {
         '/agent/checkpoints',
         '/agent/checkpoints/{id}/diff',
         '/agent/rollbacks',
+        '/app/store',
+        '/app/store/{key}',
+        '/app/store/{key}',
       ]);
       expect((await get('/api')).body).toEqual(r.body);
     });
