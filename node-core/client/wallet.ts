@@ -128,6 +128,15 @@ export class Wallet {
     return p;
   }
 
+  /**
+   * Writes any block type of this account (lease, lease_renew, lease_cancel, ...): `fields` without
+   * account, previous and timestamp, which come from the chain; `balance` is the caller's post-block
+   * balance of the block's asset, computed from `balances`.
+   */
+  writeBlock(fields: Omit<Block, 'account' | 'previous' | 'timestamp'>): Promise<Block> {
+    return this.write(fields);
+  }
+
   private bal(asset: string): bigint {
     return this.balances[asset] ?? 0n;
   }

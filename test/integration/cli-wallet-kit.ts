@@ -20,11 +20,11 @@ export interface CliNode {
   stop(): Promise<void>;
 }
 
-export async function startCliNode(): Promise<CliNode> {
+export async function startCliNode(extra: readonly string[] = []): Promise<CliNode> {
   const dataDir = join(tempDir('cli-wallet-'), 'node');
   const node = await spawnNode([
     ...['--data-dir', dataDir, '--api-port', '0', '--no-p2p', '--pow-difficulty', '2', '--rate-limit', 'off'],
-    ...['--genesis-set', 'certificate_iterations=5000', '--no-ui'],
+    ...['--genesis-set', 'certificate_iterations=5000', '--no-ui', ...extra],
   ]);
   const keys = JSON.parse(readFileSync(join(dataDir, 'devnet-keys.json'), 'utf8')) as DevnetKeys;
   return { url: node.url, dataDir, keys, node, stop: () => node.stop() };

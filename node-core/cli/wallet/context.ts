@@ -81,6 +81,11 @@ export class WalletContext {
     return this.#pow;
   }
 
+  /** Ends the progress line of the last solve. */
+  powDone(): void {
+    this.#progress?.done();
+  }
+
   /** A wallet for the account on the node: blocks built from its chain, solved by the solver. */
   async wallet(account: Account, what: string): Promise<Wallet> {
     const pow = this.pow(what);

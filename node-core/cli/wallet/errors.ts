@@ -15,7 +15,10 @@ export type WalletErrorCode =
   | 'insufficient_funds'
   | 'no_passphrase'
   | 'nothing_pending'
-  | 'timeout';
+  | 'timeout'
+  | 'unknown_lease'
+  | 'no_offer'
+  | 'ssh_failed';
 
 export class WalletError extends Error {
   readonly code: WalletErrorCode;

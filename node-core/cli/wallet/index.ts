@@ -6,6 +6,8 @@ import { processIo, type WalletIo } from './io.ts';
 import { accountCommands } from './account.ts';
 import { keysCommands } from './keys.ts';
 import { transferCommands } from './transfer.ts';
+import { chatCommands } from './chat.ts';
+import { leaseCommands } from './lease.ts';
 
 /**
  * `ledger-node <wallet command>`: the wallet on the command line, talking to a running node over its
@@ -17,6 +19,8 @@ export const WALLET_COMMANDS: readonly WalletCommand[] = [
   ...keysCommands,
   ...accountCommands,
   ...transferCommands,
+  ...leaseCommands,
+  ...chatCommands,
 ];
 
 /** The first word of every wallet command (`keys`, `send`, ...). */

@@ -12,7 +12,9 @@ export const WALLET_WORDS: ReadonlySet<string> = new Set([
   'claim',
   'burn',
   'mint',
+  'lease',
+  'chat',
 ]);
 
 export const WALLET_HELP_LINE =
-  '\nWallet commands talk to a running node: ledger-node keys|balance|history|send|receive|claim|burn|mint ... --help\n';
+  '\nWallet commands talk to a running node: ledger-node keys|balance|history|send|receive|claim|burn|mint|lease|chat ... --help\n';
