@@ -1,5 +1,4 @@
 import { ChatApi, type ChatMessage } from '../../client/chat.ts';
-import { hexToBytes } from '../../protocol/hex.ts';
 import {
   chatEnvelopeIdBytes,
   signChatEnvelope,
