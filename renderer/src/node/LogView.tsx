@@ -114,8 +114,9 @@ export function LogView() {
   if (isSignedOut(error))
     return (
       <div className="warn box" data-testid="log-signed-out">
-        {(error as Error).message} The log can name addresses of peers and accounts. Sign in with the admin
-        token (see API below) to read it here, or read it where the node writes it.
+        {(error as Error).message} The log can name addresses of peers and accounts. Open the app from the
+        link the node prints when it starts (it signs this browser in), or read the log where the node writes
+        it.
       </div>
     );
 

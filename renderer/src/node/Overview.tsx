@@ -1,4 +1,5 @@
 import { ErrorText, Loading } from '../components/common.tsx';
+import { durationWords } from './format.ts';
 import { HexValue } from './HexValue.tsx';
 import { syncOf, useActivity, useNodeRaw, usePeers, useReadiness } from './queries.ts';
 import { pointsOf } from './chart.ts';
@@ -67,7 +68,7 @@ export function Overview() {
         <p className="small muted" data-testid="node-rate">
           {rate === undefined
             ? 'Block rate: measuring…'
-            : `Block rate: ${rate} per minute over the last ${Math.round((pointsOf(activity.data!.fine).length * activity.data!.fine.interval_ms) / 60_000) || '<1'} min, as this node committed them.`}
+            : `Block rate: ${rate} per minute over the last ${durationWords((pointsOf(activity.data!.fine).length * activity.data!.fine.interval_ms) / 1000)}, as this node committed them.`}
         </p>
         <h3>Readiness</h3>
         <ErrorText error={ready.error} />

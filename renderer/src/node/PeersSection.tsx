@@ -83,7 +83,8 @@ export function P2PSwitch() {
       )}
       {isSignedOut(error) ? (
         <div className="warn box" role="alert" data-testid="p2p-signed-out">
-          {(error as Error).message} Sign in with the admin token (see API below) to stop or start networking.
+          {(error as Error).message} Open the app from the link the node prints when it starts (it signs this
+          browser in), then stop or start networking here; or use the command under API below.
         </div>
       ) : (
         <ErrorText error={error} testId="p2p-error" />
