@@ -1182,6 +1182,8 @@ export class LedgerNode {
     this.ledger.onCommitted((batch) => {
       for (const c of batch) {
         if (this.fromGossip.delete(c.block.hash)) continue;
+        // History pulled by sync is not news: its peers hold it (relaying it cost more than the pull).
+        if (this.syncer?.isApplying(c.block.hash)) continue;
         void p2p.publishBlock(c.block);
       }
       if (this.parkedCount > 0) this.unpark(batch.map((c) => c.block.hash));

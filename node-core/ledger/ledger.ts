@@ -287,6 +287,93 @@ export class Ledger extends LedgerReads {
   }
 
   /**
+   * Validates and applies a page of blocks (sync, issue #18) with the same checks as submit(), but
+   * as one unit of work: the signatures are handed to the verifier together (one message to the
+   * worker pool instead of one per block) and the blocks are queued in their order in one turn, so
+   * they commit in one transaction and one flush, not one each. A block may be signed by a key an
+   * earlier block of the page declares (an opening block): the group's own key check (applyBlock)
+   * still refuses it unless the account on disk then holds that key. Answers each block's outcome in
+   * order: its result, or the LedgerError that refused it; anything else (the store failed) throws.
+   */
+  async submitBatch(blocks: Block[], opts: SubmitOptions): Promise<(SubmitResult | LedgerError)[]> {
+    const out: (SubmitResult | Error | undefined)[] = new Array(blocks.length);
+    const declared = new Map<string, string>();
+    const checks: Promise<void>[] = [];
+    const ready: { i: number; block: SignedBlock; hashed: HashedBlock; keyUsed: string | undefined }[] = [];
+    blocks.forEach((b, i) => {
+      const block = b as SignedBlock;
+      try {
+        if (!block.hash) throw new LedgerError('hash_missing', 'hash is required');
+        const hashed = this.checkStateless(block, opts);
+        const stored = this.readBlock(block.hash);
+        if (stored !== undefined) {
+          checks.push(
+            this.resubmitted(block, stored, hashed).then(
+              (r) => void (out[i] = r),
+              (e: unknown) => void (out[i] = asError(e)),
+            ),
+          );
+          return;
+        }
+        let keyUsed: string | undefined;
+        if (!block.signatures) {
+          if (!block.signature) throw new LedgerError('signature_missing', 'signature is required');
+          if (block.previous === ZERO_HASH && block.type !== 'multisig_open') {
+            keyUsed = block.pub_key!;
+            declared.set(block.account, keyUsed);
+          } else {
+            const acct = this.getAccount(block.account);
+            if (acct?.keyset) throw new LedgerError('multisig', 'a multisig account needs signatures');
+            keyUsed = acct?.pub_key ?? declared.get(block.account) ?? this.openingKeys.get(block.account);
+            if (!keyUsed) throw new LedgerError('unopened_account', `unopened account ${block.account}`);
+          }
+          const key = keyUsed;
+          checks.push(
+            this.verifier.verify(hexToBytes(block.signature), hashed.hash, hexToBytes(key)).then(
+              (ok) => {
+                if (!ok) out[i] = new LedgerError('invalid_signature', 'invalid signature');
+              },
+              (e: unknown) => void (out[i] = asError(e)),
+            ),
+          );
+        }
+        ready.push({ i, block, hashed, keyUsed });
+      } catch (e) {
+        out[i] = asError(e);
+      }
+    });
+    await Promise.all(checks);
+    const applied: Promise<void>[] = [];
+    for (const { i, block, hashed, keyUsed } of ready) {
+      if (out[i] !== undefined) continue; // its signature failed
+      this.prechecked.delete(block.hash);
+      applied.push(
+        new Promise<void>((resolve) => {
+          this.enqueue({
+            kind: 'block',
+            block,
+            hashed,
+            keyUsed,
+            live: opts.live,
+            resolve: (r) => {
+              out[i] = r;
+              resolve();
+            },
+            reject: (e) => {
+              out[i] = e;
+              resolve();
+            },
+          });
+        }),
+      );
+    }
+    await Promise.all(applied);
+    const failed = out.find((o) => o instanceof Error && !(o instanceof LedgerError));
+    if (failed) throw failed as Error;
+    return out as (SubmitResult | LedgerError)[];
+  }
+
+  /**
    * The checks a block must pass before a node relays it to its peers: everything that needs no
    * ledger state but the signer's key (hash, key declaration, proof of work, clock, signature).
    * A block that passes is remembered, so its later submission does not verify the signature again.
@@ -862,6 +949,10 @@ type WriteOp =
       resolve: (r: string[]) => void;
       reject: (e: Error) => void;
     };
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
 
 /** Same credentials: the one signature, or the same signer list (the hash covers everything else). */
 function sameCredentials(a: Block, b: Block): boolean {

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { Consensus } from '../consensus/consensus.ts';
-import { LedgerError } from '../ledger/errors.ts';
 import type { Ledger } from '../ledger/ledger.ts';
-import { blockToJson, decodeBlock } from '../protocol/block-json.ts';
+import { blockToJson } from '../protocol/block-json.ts';
 import { isHex } from '../protocol/hex.ts';
 import type { JsonPath, JsonValue } from '../protocol/json.ts';
 import { decodeStateBlock, stateBlockToJson } from '../protocol/statechain.ts';
@@ -10,13 +9,25 @@ import { StateChainError, type StateChain } from '../statechain/statechain.ts';
 import { NetError } from './errors.ts';
 import { voteFromJson, voteToJson } from './gossip.ts';
 import type { P2PHost } from './host.ts';
+import {
+  CHAINS_ACCOUNTS,
+  CHAINS_PAGE,
+  type ChainNeed,
+  type ChainPage,
+  type ChainWant,
+  pullChains,
+} from './sync-pull.ts';
+import { SyncReporter } from './sync-progress.ts';
 
 /**
  * Catching up (issue "The network", item 3): a node that starts late or was offline compares its
  * account frontiers with a peer's, pulls the blocks it lacks (state chain first: the ledger reads
  * it), applies them through the same validation as any block, and asks its peers' representatives
  * for final votes on what it pulled, so that history it missed becomes final here too.
- * Progress (blocks known, left, an estimate) is reported in /ready and /node.
+ * Progress (blocks known, left, an estimate) is reported in /ready and /node, and in the log every
+ * few seconds while a catch-up runs. Pages of many accounts' chains are pulled ahead and applied as
+ * batches (sync-pull.ts, issue #18). What this node applied is durable, so a catch-up cut short
+ * (even by kill -9) resumes from each account's frontier: nothing it holds is pulled again.
  */
 export const SYNC_PAGE = 500;
 const ROUND_EVERY_MS = 30_000;
@@ -35,6 +46,13 @@ export interface SyncProgress {
   /** When a round last completed without error (node clock, ns; 0 = never): readiness's `synced`. */
   last_ok_at: bigint;
   rounds: number;
+  /** Blocks applied in the current round (0 when idle). */
+  blocks_done: number;
+  /** Blocks received in page answers since start, and how many of them this node held already. */
+  blocks_pulled: number;
+  duplicates: number;
+  /** Page answers received since start. */
+  pages: number;
 }
 
 export interface SyncDeps {
@@ -71,7 +89,17 @@ export class Syncer {
     last_round_ok: false,
     last_ok_at: 0n,
     rounds: 0,
+    blocks_done: 0,
+    blocks_pulled: 0,
+    duplicates: 0,
+    pages: 0,
   };
+  /** Hashes of blocks a page is applying now: committed history is not relayed as gossip. */
+  private readonly applying = new Set<string>();
+  /** Final-vote requests for applied pages, run behind the pulls (awaited at the end of a round). */
+  private votes: Promise<void> = Promise.resolve();
+  /** Peers that cannot answer `chains` (an older version): asked account by account. */
+  private readonly noChains = new Set<string>();
 
   constructor(deps: SyncDeps) {
     this.d = deps;
@@ -130,6 +158,7 @@ export class Syncer {
       this.running = false;
       this.progress.state = 'idle';
       this.progress.blocks_left = 0;
+      this.progress.blocks_done = 0;
       this.progress.estimate_seconds = null;
     }
   }
@@ -168,7 +197,7 @@ export class Syncer {
     }
 
     // Frontiers: what the peer has that this node does not.
-    const needs: { account: string; from: number; to: number }[] = [];
+    const needs: ChainNeed[] = [];
     let after: string | undefined;
     for (;;) {
       const page = await host.request<{ entries: FrontierEntry[]; next?: string }>(
@@ -185,97 +214,150 @@ export class Syncer {
           continue;
         }
         if (e.height < mine.height || e.frontier === mine.frontier) continue;
-        // Behind, or diverged (a fork decided elsewhere): re-read everything not final here. A
-        // sibling of one of our blocks is staged as a conflict, and the votes settle it.
-        needs.push({ account: e.account, from: mine.final_height + 1, to: e.height });
+        if (e.height === mine.height) {
+          // Diverged at the top (a fork decided elsewhere): re-read everything not final here. A
+          // sibling of one of our blocks is staged as a conflict, and the votes settle it.
+          needs.push({ account: e.account, from: mine.final_height + 1, to: e.height });
+          continue;
+        }
+        // Behind: what this node holds (durably: a catch-up cut short resumes here) is not pulled
+        // again, unless the peer's next block does not follow this node's frontier (diverged).
+        needs.push({
+          account: e.account,
+          from: mine.height + 1,
+          to: e.height,
+          frontier: mine.frontier,
+          divergedFrom: mine.final_height + 1,
+        });
       }
       if (!page.next) break;
       after = page.next;
     }
     const total = needs.reduce((s, n) => s + (n.to - n.from + 1), 0);
-    this.progress.blocks_known = total;
-    this.progress.blocks_left = total;
-    const started = performance.now();
-    const pulled: string[] = [];
+    const report = new SyncReporter(this.progress, total, this.d.log);
 
-    // Pull and apply in passes: a receive may need a send from an account later in the list.
-    let progressMade = true;
-    while (needs.length > 0 && progressMade && !this.stopped) {
-      progressMade = false;
-      for (let i = 0; i < needs.length;) {
-        const n = needs[i]!;
-        const applied = await this.pullChain(peer, n, pulled);
-        if (applied > 0) {
-          progressMade = true;
-          this.progress.blocks_left = Math.max(0, this.progress.blocks_left - applied);
-          const secs = (performance.now() - started) / 1000;
-          const done = total - this.progress.blocks_left;
-          this.progress.estimate_seconds =
-            done > 0 ? Math.round((this.progress.blocks_left * secs) / done) : null;
-        }
-        if (n.from > n.to) needs.splice(i, 1);
-        else i++;
-      }
-    }
+    // Pages rotate over every verified peer in the first pass (the round's peer first).
+    const pullPeers = [
+      peer,
+      ...host
+        .peers()
+        .map((p) => p.id)
+        .filter((id) => id !== peer),
+    ];
+    await pullChains(
+      {
+        fetch: (p, wants) => this.fetchChains(p, wants, peer),
+        apply: async (blocks) => {
+          for (const b of blocks) this.applying.add(b.hash!);
+          try {
+            return await ledger.submitBatch(blocks, { live: false });
+          } finally {
+            for (const b of blocks) this.applying.delete(b.hash!);
+          }
+        },
+        applied: (count, fresh) => {
+          report.applied(count);
+          // Final votes for the page, asked for behind the pulls.
+          if (fresh.length > 0) this.askVotes(fresh);
+        },
+        stopped: () => this.stopped,
+      },
+      pullPeers,
+      needs,
+      this.progress,
+    );
+    await this.votes;
+    report.done();
 
-    // Final votes, from every peer that represents weight, for everything not final here: what was
-    // pulled, and what was left unfinalized when this node stopped (its votes went by meanwhile).
-    const wanted = new Set(pulled);
+    // Final votes, from every peer that represents weight, for everything still not final here:
+    // pulled blocks whose votes missed, and what was left unfinalized when this node stopped.
+    await ledger.idle();
+    const wanted: string[] = [];
     for (const account of ledger.unfinalizedAccounts()) {
       const a = ledger.getAccount(account);
-      for (let h = (a?.final_height ?? 0) + 1; a && h <= a.height && wanted.size < 50_000; h++) {
+      for (let h = (a?.final_height ?? 0) + 1; a && h <= a.height && wanted.length < 50_000; h++) {
         const hash = ledger.hashAt(account, h);
-        if (hash) wanted.add(hash);
+        if (hash) wanted.push(hash);
       }
     }
-    const open = [...wanted];
+    for (let i = 0; i < wanted.length; i += SYNC_PAGE)
+      await this.fetchVotes(wanted.slice(i, i + SYNC_PAGE), true);
+  }
+
+  /** True while a sync page is applying the block: history is not relayed as gossip. */
+  isApplying(hash: string): boolean {
+    return this.applying.has(hash);
+  }
+
+  private askVotes(hashes: string[]): void {
+    this.votes = this.votes
+      .then(() => this.fetchVotes(hashes, false))
+      .catch((err: unknown) => this.d.log?.debug({ err: (err as Error).message }, 'final votes not fetched'));
+  }
+
+  /**
+   * Asks the peers in turn for their final votes on `hashes` (at most SYNC_PAGE), each only for the
+   * hashes still not final once the previous peer's votes were counted: a network whose peers
+   * share a representative is not asked for the same final vote by every one of them.
+   */
+  private async fetchVotes(hashes: string[], withConflicts: boolean): Promise<void> {
+    const { host, ledger, consensus } = this.d;
     for (const p of host.peers()) {
-      for (let i = 0; i < open.length; i += SYNC_PAGE) {
-        const hashes = open.slice(i, i + SYNC_PAGE).filter((h) => !ledger.getBlock(h)?.finalized);
+      const open = hashes.filter((h) => !ledger.getBlock(h)?.finalized);
+      if (withConflicts)
         for (const c of ledger.listConflicts())
-          for (const h of c.candidates) if (!hashes.includes(h)) hashes.push(h);
-        if (hashes.length === 0) continue;
-        const answer = await host
-          .request<{ votes: unknown[] }>(p.id, 'final_votes', { hashes }, SYNC)
-          .catch(() => ({ votes: [] }));
-        for (const v of answer.votes) {
-          const vote = voteFromJson(v);
-          if (vote) this.d.consensus.onVote(vote);
-        }
+          for (const h of c.candidates) if (!open.includes(h)) open.push(h);
+      if (open.length === 0) return;
+      const answer = await host
+        .request<{ votes: unknown[] }>(p.id, 'final_votes', { hashes: open.slice(0, SYNC_PAGE) }, SYNC)
+        .catch(() => ({ votes: [] }));
+      for (const v of answer.votes) {
+        const vote = voteFromJson(v);
+        if (vote) consensus.onVote(vote);
       }
+      if (answer.votes.length === 0) continue;
+      // Decisions are written by consensus in a batch of their own: counted before the next peer.
+      await new Promise((r) => setImmediate(r));
+      await ledger.idle();
     }
   }
 
-  /** Pulls and applies one account's missing blocks; returns how many were applied. */
-  private async pullChain(
-    peer: string,
-    n: { account: string; from: number; to: number },
-    pulled: string[],
-  ): Promise<number> {
-    let applied = 0;
-    while (n.from <= n.to) {
-      const page = await this.d.host.request<{ blocks: unknown[] }>(
-        peer,
-        'chain',
-        { account: n.account, from: n.from, limit: Math.min(SYNC_PAGE, n.to - n.from + 1) },
-        SYNC,
-      );
-      if (page.blocks.length === 0) return applied;
-      for (const raw of page.blocks) {
-        const block = decodeBlock(raw);
+  /**
+   * One page of several accounts' chains from `peer`; from a peer that does not know `chains` (an
+   * older version), account by account with `chain`. A helper peer that fails is replaced by the
+   * round's peer, which reported these blocks.
+   */
+  private async fetchChains(peer: string, wants: ChainWant[], roundPeer: string): Promise<ChainPage[]> {
+    try {
+      if (!this.noChains.has(peer)) {
         try {
-          const r = await this.d.ledger.submit(block, { live: false });
-          if (r.status !== 'duplicate') pulled.push(block.hash!);
+          const r = await this.d.host.request<{ chains: ChainPage[] }>(peer, 'chains', { wants }, SYNC);
+          return Array.isArray(r.chains) ? r.chains : [];
         } catch (e) {
-          // Transient (a dependency not here yet): try again in a later pass.
-          if (e instanceof LedgerError && e.retryable) return applied;
-          throw e;
+          if (!(
+            e instanceof NetError &&
+            e.code === 'ERR_PEER_ANSWER' &&
+            /unknown request type/.test(e.message)
+          ))
+            throw e;
+          this.noChains.add(peer);
         }
-        n.from += 1;
-        applied += 1;
       }
+      const pages: ChainPage[] = [];
+      for (const w of wants) {
+        const r = await this.d.host.request<{ blocks: unknown[] }>(
+          peer,
+          'chain',
+          { account: w.account, from: w.from, limit: Math.min(w.limit, SYNC_PAGE) },
+          SYNC,
+        );
+        pages.push({ account: w.account, blocks: Array.isArray(r.blocks) ? r.blocks : [] });
+      }
+      return pages;
+    } catch (e) {
+      if (peer === roundPeer) throw e;
+      return this.fetchChains(roundPeer, wants, roundPeer);
     }
-    return applied;
   }
 
   /**
@@ -303,6 +385,24 @@ export class Syncer {
         const from = typeof p.from === 'number' && p.from >= 1 ? p.from : 1;
         const chain = this.d.ledger.getChain(p.account, from - 1, limit(p.limit, SYNC_PAGE));
         return { blocks: (chain?.blocks ?? []).map((b) => blockToJson(b.block, 'reference')) };
+      }
+      case 'chains': {
+        // Several accounts' chains in one answer (issue #18): at most CHAINS_PAGE blocks in all.
+        const wants = Array.isArray(p.wants) ? p.wants.slice(0, CHAINS_ACCOUNTS) : [];
+        let budget = CHAINS_PAGE;
+        const chains: ChainPage[] = [];
+        for (const w of wants as Record<string, unknown>[]) {
+          if (budget <= 0) break;
+          if (typeof w !== 'object' || w === null || !isHex(w.account, 32))
+            throw new NetError('ERR_BAD_REQUEST', 'chains: each want needs an account of 64 hex');
+          const from = typeof w.from === 'number' && w.from >= 1 ? w.from : 1;
+          const n = limit(w.limit, budget);
+          const chain = this.d.ledger.getChain(w.account, from - 1, n);
+          const blocks = (chain?.blocks ?? []).map((b) => blockToJson(b.block, 'reference'));
+          budget -= blocks.length;
+          chains.push({ account: w.account, blocks });
+        }
+        return { chains };
       }
       case 'statechain': {
         const from = statechainFrom(p.from);
