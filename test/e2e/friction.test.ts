@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  addAccount,
   createWallet,
   ensureRendererBuilt,
   launchChromium,
@@ -51,25 +52,6 @@ async function selectAccount(address: string): Promise<void> {
 
 async function openTab(tab: 'overview' | 'send' | 'receive' | 'history'): Promise<void> {
   await page.getByTestId(`tab-${tab}`).click();
-}
-
-/** A second account through "+ New account": the seed shown, the groups asked for typed back, a label. */
-async function addAccount(label: string): Promise<string> {
-  await page.getByTestId('add-account').click();
-  await page.getByTestId('seed-backup').waitFor();
-  const groups: string[] = [];
-  for (let i = 1; i <= 16; i++) groups.push(await page.getByTestId(`seed-group-${i}`).innerText());
-  await page.getByTestId('seed-written').check();
-  await page.getByTestId('seed-continue').click();
-  for (let k = 0; k < 3; k++) {
-    const input = page.getByTestId(`confirm-group-${k}`);
-    await input.fill(groups[Number(await input.getAttribute('data-group')) - 1]!);
-  }
-  await page.getByTestId('seed-confirm-submit').click();
-  await page.getByTestId('account-label').fill(label);
-  await page.getByTestId('add-account-save').click();
-  await page.getByTestId('wallet-page').waitFor();
-  return page.getByTestId('account-address').innerText();
 }
 
 /**
@@ -151,7 +133,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
   });
 
   it('narrow window (800x600): the balance is on the first screen', async () => {
-    savings = await addAccount('Savings');
+    savings = await addAccount(page, 'Savings');
     await selectAccount(main);
     await page.setViewportSize({ width: 800, height: 600 });
     await waitMicro('balance-total-XE', '1000000000');
@@ -199,7 +181,14 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     expect(await page.getByTestId('send-amount-error').innerText()).toBe(
       '"1,5" is not an amount here: a point starts the decimals and a comma separates thousands. Did you mean 1.5?',
     );
+    // Keyboard users land on the field to fix; the fix itself is one click.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe(
+      'send-amount',
+    );
+    expect(await page.getByTestId('send-amount').getAttribute('aria-describedby')).toMatch(/amount-error/);
     await shot('05-send-amount-hint');
+    await page.getByTestId('send-amount-fix').click();
+    expect(await page.getByTestId('send-amount').inputValue()).toBe('1.5');
     await page.getByTestId('send-amount').fill('5');
     await page.getByTestId('send-memo').fill('to savings');
     await page.getByTestId('send-review').click();

@@ -25,6 +25,11 @@ function error(text: string, seps: NumberSeparators): { code: string; message: s
   return { code: r.code, message: r.message };
 }
 
+function suggestion(text: string, seps: NumberSeparators): string | undefined {
+  const r = parseAmountInput(text, seps);
+  return r.ok ? undefined : r.suggestion;
+}
+
 describe('separators of a locale (Intl)', () => {
   it('English, German, French and Swiss German', () => {
     expect(EN).toEqual({ decimal: '.', group: ',' });
@@ -129,6 +134,14 @@ describe('amounts that do not read, with what to type instead', () => {
     );
     expect(error('1,000.5', DE).message).toMatch(/Did you mean 1\.000,5\?$/);
     expect(error('1000.5', DE).message).toMatch(/Did you mean 1000,5\?$/);
+  });
+
+  it('the suggestion comes apart from the words, for a one-click fix, and only when it reads', () => {
+    expect(suggestion('1,5', EN)).toBe('1.5');
+    expect(suggestion('1,000.5', DE)).toBe('1.000,5');
+    expect(suggestion('1,2,3', EN)).toBeUndefined();
+    expect(suggestion('5 XE', EN)).toBeUndefined();
+    expect(suggestion('1.1234567', EN)).toBeUndefined();
   });
 
   it('a point under French separators suggests the comma', () => {

@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useMemo, useState, type FormEvent } from 'react';
+import { useId, useMemo, useRef, useState, type FormEvent } from 'react';
 import type { Block } from '../../../node-core/protocol/block.ts';
 import { utf8 } from '../../../node-core/protocol/hex.ts';
 import { MAX_MEMO_BYTES } from '../../../node-core/protocol/memo.ts';
@@ -10,7 +10,12 @@ import { keystore, useKeystore, type AccountInfo } from '../keystore/index.ts';
 import { href } from '../router.ts';
 import { contacts } from '../settings.ts';
 import { AddressLabel } from '../wallet/AddressLabel.tsx';
-import { amountExample, browserSeparators, formatAmountInput } from '../wallet/amount-input.ts';
+import {
+  amountExample,
+  browserSeparators,
+  formatAmountInput,
+  parseAmountInput,
+} from '../wallet/amount-input.ts';
 import { accountWriter } from '../wallet/context.ts';
 import { useAddressNames } from '../wallet/names.ts';
 import { invalidateAccounts, useBalances } from '../wallet/queries.ts';
@@ -90,10 +95,24 @@ export function SendForm({ account }: { account: AccountInfo }) {
     ? draft.to
     : '';
 
+  const uid = useId();
+  const toRef = useRef<HTMLInputElement>(null);
+  const amountRef = useRef<HTMLInputElement>(null);
+  const memoRef = useRef<HTMLInputElement>(null);
+  // "1,5" typed under English separators: the exact fix, one click away.
+  const parsedAmount = errors.amount ? parseAmountInput(draft.amount, seps) : undefined;
+  const amountFix = parsedAmount && !parsedAmount.ok ? parsedAmount.suggestion : undefined;
+
   const submitReview = (e: FormEvent) => {
     e.preventDefault();
     setTried(true);
-    if ('ok' in check) setReview(check.ok);
+    if ('ok' in check) {
+      setReview(check.ok);
+      return;
+    }
+    // Keyboard users land on the first field to fix.
+    const first = check.errors.to ? toRef : check.errors.amount ? amountRef : memoRef;
+    first.current?.focus();
   };
 
   const editAgain = (c: Checked) => {
@@ -212,10 +231,12 @@ export function SendForm({ account }: { account: AccountInfo }) {
           spellCheck={false}
           autoComplete="off"
           aria-invalid={errors.to !== undefined}
+          aria-describedby={errors.to ? `${uid}-to-error` : undefined}
+          ref={toRef}
           data-testid="send-to"
         />
         {errors.to && (
-          <span className="field-error" data-testid="send-to-error">
+          <span className="field-error" id={`${uid}-to-error`} data-testid="send-to-error">
             {errors.to}
           </span>
         )}
@@ -235,14 +256,31 @@ export function SendForm({ account }: { account: AccountInfo }) {
             placeholder={`for example ${amountExample(seps)}`}
             autoComplete="off"
             aria-invalid={errors.amount !== undefined}
+            aria-describedby={`${errors.amount ? `${uid}-amount-error ` : ''}${uid}-amount-hint`}
+            ref={amountRef}
             data-testid="send-amount"
           />
           {errors.amount && (
-            <span className="field-error" data-testid="send-amount-error">
+            <span className="field-error" id={`${uid}-amount-error`} data-testid="send-amount-error">
               {errors.amount}
             </span>
           )}
-          <span className="hint">
+          {amountFix && (
+            <span>
+              <button
+                type="button"
+                className="link"
+                onClick={() => {
+                  set({ amount: amountFix });
+                  amountRef.current?.focus();
+                }}
+                data-testid="send-amount-fix"
+              >
+                Use {amountFix}
+              </button>
+            </span>
+          )}
+          <span className="hint" id={`${uid}-amount-hint`}>
             Available to send:{' '}
             {bal.data ? (
               <button
@@ -279,13 +317,15 @@ export function SendForm({ account }: { account: AccountInfo }) {
           value={draft.memo}
           onChange={(e) => set({ memo: e.target.value })}
           aria-invalid={errors.memo !== undefined}
+          aria-describedby={`${uid}-memo-count${errors.memo ? ` ${uid}-memo-error` : ''}`}
+          ref={memoRef}
           data-testid="send-memo"
         />
-        <span className={memoLen > MAX_MEMO_BYTES ? 'field-error' : 'hint'}>
+        <span className={memoLen > MAX_MEMO_BYTES ? 'field-error' : 'hint'} id={`${uid}-memo-count`}>
           {memoLen} / {MAX_MEMO_BYTES} bytes
         </span>
         {errors.memo && (
-          <span className="field-error" data-testid="send-memo-error">
+          <span className="field-error" id={`${uid}-memo-error`} data-testid="send-memo-error">
             {errors.memo}
           </span>
         )}

@@ -18,7 +18,14 @@ export type AmountInputErrorCode =
   'empty' | 'negative' | 'not_a_number' | 'separators' | 'too_many_decimals' | 'too_large';
 
 export type AmountInput =
-  { ok: true; micro: bigint } | { ok: false; code: AmountInputErrorCode; message: string };
+  | { ok: true; micro: bigint }
+  | {
+      ok: false;
+      code: AmountInputErrorCode;
+      message: string;
+      /** The text that reads as a number here, when swapping "." and "," gives one ("1.5" for "1,5"). */
+      suggestion?: string;
+    };
 
 const U64_MAX = (1n << 64n) - 1n;
 // Every space a keyboard or a copied number can hold: ordinary, no-break, narrow no-break, thin.
@@ -145,6 +152,7 @@ export function parseAmountInput(text: string, seps: NumberSeparators = browserS
       message: `"${t}" is not an amount here: ${sepName(seps.decimal)} starts the decimals${
         seps.group === '.' || seps.group === ',' ? ` and ${sepName(seps.group)} separates thousands` : ''
       }. Did you mean ${swapped}?`,
+      suggestion: swapped,
     };
   }
   return r;
