@@ -968,8 +968,8 @@ export class LedgerNode {
   /**
    * Agent checkpoints over the local state that lives in the node: the chat store, the directory
    * cache, the lease holds, and the window's settings, address book and account labels (the app
-   * store, which starts here too: checkpoints read it). Messages a rollback puts back go to the event streams (as new) and,
-   * when still pending, to the outbox.
+   * store, which starts here too: checkpoints read it). Messages a rollback puts back go to the
+   * event streams (as new) and, when still pending, to the outbox.
    */
   private startCheckpoints(): void {
     this.appStore = new AppStore({
@@ -1136,7 +1136,10 @@ export class LedgerNode {
     );
     this.electionPuller.start();
     const { PeerLatency, messengerProbe } = await import('./net/peer-latency.ts');
-    this.peerLatency = new PeerLatency({ peers: () => p2p.peers().map((x) => x.id), probe: messengerProbe(p2p) });
+    this.peerLatency = new PeerLatency({
+      peers: () => p2p.peers().map((x) => x.id),
+      probe: messengerProbe(p2p),
+    });
     this.peerLatency.start();
     this.p2pSwitch = new P2PSwitch({ host: p2p, listen, log: this.log });
     this.attestationResponder = new AttestationResponder({
