@@ -1,4 +1,10 @@
-import { entropyToMnemonic, mnemonicToEntropy, mnemonicToSeed, mnemonicToSeedSync } from '@scure/bip39';
+import {
+  entropyToMnemonic,
+  mnemonicToEntropy,
+  mnemonicToSeed,
+  mnemonicToSeedSync,
+  mnemonicToSeedWebcrypto,
+} from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { type Slip10Node, walletNode } from './hd-derivation.ts';
 
@@ -106,9 +112,30 @@ export function entropyToBip39Seed(entropy: Uint8Array, passphrase = ''): Uint8A
   return mnemonicToSeedSync(entropyToMnemonic(entropy, wordlist), passphrase);
 }
 
-/** The same, yielding to the page while PBKDF2 runs. */
-export function entropyToBip39SeedAsync(entropy: Uint8Array, passphrase = ''): Promise<Uint8Array> {
-  return mnemonicToSeed(entropyToMnemonic(entropy, wordlist), passphrase);
+/**
+ * The same without blocking: the platform's PBKDF2 (WebCrypto, native and off the page's thread: a
+ * few milliseconds where the JavaScript one takes a hundred cold), else noble's, which yields.
+ */
+export async function entropyToBip39SeedAsync(entropy: Uint8Array, passphrase = ''): Promise<Uint8Array> {
+  const phrase = entropyToMnemonic(entropy, wordlist);
+  if (globalThis.crypto?.subtle) {
+    try {
+      return await mnemonicToSeedWebcrypto(phrase, passphrase);
+    } catch {
+      // Some contexts expose subtle without PBKDF2 (insecure origins in older engines): the fallback.
+    }
+  }
+  return mnemonicToSeed(phrase, passphrase);
+}
+
+/** The wallet node of an entropy's phrase, without blocking (entropyToBip39SeedAsync). */
+export async function walletNodeOfEntropyAsync(entropy: Uint8Array, passphrase = ''): Promise<Slip10Node> {
+  const seed = await entropyToBip39SeedAsync(entropy, passphrase);
+  try {
+    return walletNode(seed);
+  } finally {
+    seed.fill(0);
+  }
 }
 
 /** The wallet node (m/44'/22597') of an entropy's phrase, the parent of every account. */

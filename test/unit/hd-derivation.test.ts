@@ -14,11 +14,13 @@ import { bytesToHex, hexToBytes } from '../../node-core/protocol/hex.ts';
 import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
 import {
   entropyToBip39Seed,
+  entropyToBip39SeedAsync,
   entropyToPhrase,
   MnemonicError,
   phraseToEntropy,
   phraseWords,
   walletNodeOfEntropy,
+  walletNodeOfEntropyAsync,
   wordsStartingWith,
 } from '../../node-core/protocol/mnemonic.ts';
 
@@ -306,5 +308,18 @@ describe("the README's worked example", () => {
       expect(addressByHand(publicKeyByOpenSsl(byHand))).toBe(address);
       expect(keyPairFromSeed(accountSeedFromWalletNode(wallet, n)).address).toBe(address);
     });
+  });
+});
+
+describe('the non-blocking BIP-39 seed (WebCrypto where there is one, as in the window)', () => {
+  it('gives the reference seeds, and the same wallet node as the synchronous path', async () => {
+    expect(globalThis.crypto?.subtle).toBeDefined();
+    for (const [entropy, , seed] of BIP39_VECTORS) {
+      expect(bytesToHex(await entropyToBip39SeedAsync(hexToBytes(entropy), 'TREZOR'))).toBe(seed);
+    }
+    const e = hexToBytes('7f'.repeat(32));
+    const [a, b] = [walletNodeOfEntropy(e), await walletNodeOfEntropyAsync(e)];
+    expect(bytesToHex(b.key)).toBe(bytesToHex(a.key));
+    expect(bytesToHex(b.chainCode)).toBe(bytesToHex(a.chainCode));
   });
 });

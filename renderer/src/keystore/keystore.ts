@@ -453,14 +453,17 @@ export class Keystore {
     // The other window gave the wallet its phrase: derive it once the phrase code is here.
     const entropyHex = theirs.phrase.entropy;
     const nextIndex = theirs.phrase.nextIndex;
-    loadMnemonic().then(
-      (m) => {
-        if (this.unlocked !== u || this.storage.read() !== text) return;
-        const entropy = hexToBytes(entropyHex);
-        this.takeContents(u, theirs, text, { entropy, nextIndex, wallet: m.walletNodeOfEntropy(entropy) });
-      },
-      () => this.lock('elsewhere'),
-    );
+    const entropy = hexToBytes(entropyHex);
+    loadMnemonic()
+      .then((m) => m.walletNodeOfEntropyAsync(entropy))
+      .then(
+        (wallet) => {
+          const phrase = { entropy, nextIndex, wallet };
+          if (this.unlocked !== u || this.storage.read() !== text) wipe({ phrase });
+          else this.takeContents(u, theirs, text, phrase);
+        },
+        () => this.lock('elsewhere'),
+      );
   }
 
   /** Takes another window's accounts (sealed under this page's key) and stays unlocked. */
@@ -539,14 +542,16 @@ export class Keystore {
    */
   async adoptPhrase(entropyHex: string): Promise<void> {
     const m = await loadMnemonic();
-    const u = this.requireUnlocked();
-    if (u.phrase) throw new Error('This wallet already has a recovery phrase.');
+    if (this.requireUnlocked().phrase) throw new Error('This wallet already has a recovery phrase.');
     const entropy = hexToBytes(entropyHex);
-    u.phrase = {
-      entropy,
-      nextIndex: 0,
-      wallet: m.walletNodeOfEntropy(entropy),
-    };
+    const phrase: PhraseState = { entropy, nextIndex: 0, wallet: await m.walletNodeOfEntropyAsync(entropy) };
+    // Checked again: the wallet may have locked, or got a phrase, while PBKDF2 ran.
+    const u = this.unlocked;
+    if (!u || u.phrase) {
+      wipe({ phrase });
+      throw u ? new Error('This wallet already has a recovery phrase.') : new KeystoreLockedError();
+    }
+    u.phrase = phrase;
     this.saved();
   }
 
@@ -929,7 +934,7 @@ export class Keystore {
       phrase = {
         entropy,
         nextIndex: contents.phrase.nextIndex,
-        wallet: m.walletNodeOfEntropy(entropy),
+        wallet: await m.walletNodeOfEntropyAsync(entropy),
       };
     }
     try {

@@ -8,7 +8,7 @@ import {
   newPhraseEntropy,
   PHRASE_LENGTHS,
   phraseToEntropy,
-  walletNodeOfEntropy,
+  walletNodeOfEntropyAsync,
 } from '../../../node-core/protocol/mnemonic.ts';
 import { api, errorMessage, isNodeError } from '../api.ts';
 import { PhraseInput } from '../components/PhraseInput.tsx';
@@ -368,10 +368,10 @@ export function AccountScan({
 
   useEffect(() => {
     const ctl = new AbortController();
-    const wallet = walletNodeOfEntropy(hexToBytes(entropyHex));
+    const walletP = walletNodeOfEntropyAsync(hexToBytes(entropyHex));
     const addresses: string[] = [];
-    const addressOf = (i: number) => {
-      const seed = accountSeedFromWalletNode(wallet, i);
+    const addressOf = async (i: number) => {
+      const seed = accountSeedFromWalletNode(await walletP, i);
       addresses[i] = keyPairFromSeed(seed).address;
       seed.fill(0);
       return addresses[i];
@@ -390,10 +390,15 @@ export function AccountScan({
       .catch((e: unknown) => {
         if (!ctl.signal.aborted) setError(errorMessage(e));
       })
-      .finally(() => {
-        wallet.key.fill(0);
-        wallet.chainCode.fill(0);
-      });
+      .finally(() =>
+        walletP.then(
+          (w) => {
+            w.key.fill(0);
+            w.chainCode.fill(0);
+          },
+          () => {},
+        ),
+      );
     return () => ctl.abort();
   }, [entropyHex, attempt]);
 
