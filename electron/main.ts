@@ -25,7 +25,6 @@ import {
   utilityProcess,
 } from 'electron';
 import type { Session, WebContents } from 'electron';
-import { pino } from 'pino';
 import { DEFAULT_PROVIDE } from '../node-core/leasing/provider/policy.ts';
 import type { LedgerNode } from '../node-core/node.ts';
 import { desktopCsp, withCsp } from './csp.ts';
@@ -33,6 +32,7 @@ import { paymentLinkUrl, paymentUriFromArgv, protocolClientArgs } from './deep-l
 import { iconPng } from './icon.ts';
 import { registerBridgeHandlers } from './ipc.ts';
 import { KEY_STORE_FILE, KeyStore, type SecretCipher } from './key-store.ts';
+import { mainLogger } from './main-log.ts';
 import { shouldShowNotice } from './notice.ts';
 import { decideNavigation, isNodeUrl, originOf, permissionAllowed } from './navigation.ts';
 import { desktopVerifyThreads, startDesktopNode } from './node-host.ts';
@@ -61,10 +61,7 @@ if (!isPrimaryInstance) {
 
 function run(): void {
   const userData = app.getPath('userData');
-  const log = pino(
-    { level: process.env.LEDGER_NODE_LOG_LEVEL ?? 'info', base: { name: 'ledger-node-desktop' } },
-    pino.destination({ dest: join(userData, 'logs', 'main.log'), mkdir: true, sync: false }),
-  );
+  const log = mainLogger(join(userData, 'logs', 'main.log'), process.env.LEDGER_NODE_LOG_LEVEL ?? 'info');
   const devTools = !app.isPackaged;
   const stateFile = join(userData, WINDOW_STATE_FILE);
   // Packaged apps take their icon from the installer; this one shows in development (Linux, Windows).
