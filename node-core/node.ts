@@ -20,6 +20,7 @@ import { Consensus, type ConsensusTiming } from './consensus/consensus.ts';
 import type { VoteThrottleOptions } from './consensus/vote-throttle.ts';
 import { signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
+import { PreverifiedSignatures } from './net/preverified.ts';
 import {
   createDevnet,
   type DevnetOptions,
@@ -289,6 +290,8 @@ export class LedgerNode {
   ledger!: Ledger;
   consensus!: Consensus;
   verifyPool!: VerifyPool;
+  /** Signatures checked in worker threads ahead of consensus's own check (sync's final votes). */
+  readonly preverified = new PreverifiedSignatures();
   api!: FastifyInstance;
   p2p: P2PHost | undefined;
   syncer: Syncer | undefined;
@@ -428,7 +431,8 @@ export class LedgerNode {
           address: this.nodeKey.address,
         },
         now: this.now,
-        verify: verifyBytesNode,
+        // Votes sync verified in worker threads pass here without a second check (net/preverified.ts).
+        verify: this.preverified.verify,
         sign: signBytesNode,
         onError: (err) => this.log?.error({ err }, 'finalization failed'),
         timing: this.opts.consensusTiming,
@@ -1127,6 +1131,8 @@ export class LedgerNode {
       consensus: this.consensus,
       now: this.now,
       log: this.log,
+      verifier: this.verifyPool,
+      preverified: this.preverified,
     });
     this.syncer.start();
     for (const peer of p2p.peers()) this.syncer.request(peer.id);

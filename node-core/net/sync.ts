@@ -1,14 +1,16 @@
 import type { Logger } from 'pino';
 import type { Consensus } from '../consensus/consensus.ts';
-import type { Ledger } from '../ledger/ledger.ts';
+import type { AsyncVerifier, Ledger } from '../ledger/ledger.ts';
+import { voteMessage } from '../protocol/vote.ts';
 import { blockToJson } from '../protocol/block-json.ts';
-import { isHex } from '../protocol/hex.ts';
+import { hexToBytes, isHex } from '../protocol/hex.ts';
 import type { JsonPath, JsonValue } from '../protocol/json.ts';
 import { decodeStateBlock, stateBlockToJson } from '../protocol/statechain.ts';
 import { StateChainError, type StateChain } from '../statechain/statechain.ts';
 import { NetError } from './errors.ts';
 import { voteFromJson, voteToJson } from './gossip.ts';
 import type { P2PHost } from './host.ts';
+import type { PreverifiedSignatures } from './preverified.ts';
 import {
   CHAINS_ACCOUNTS,
   CHAINS_PAGE,
@@ -62,6 +64,9 @@ export interface SyncDeps {
   consensus: Consensus;
   now: () => bigint;
   log?: Logger;
+  /** Worker-thread signature checks, and where their good results are left for consensus. */
+  verifier?: AsyncVerifier;
+  preverified?: PreverifiedSignatures;
 }
 
 interface FrontierEntry {
@@ -291,35 +296,66 @@ export class Syncer {
 
   private askVotes(hashes: string[]): void {
     this.votes = this.votes
-      .then(() => this.fetchVotes(hashes, false))
+      .then(() => this.fetchVotes(hashes, false, true))
       .catch((err: unknown) => this.d.log?.debug({ err: (err as Error).message }, 'final votes not fetched'));
   }
 
   /**
-   * Asks the peers in turn for their final votes on `hashes` (at most SYNC_PAGE), each only for the
-   * hashes still not final once the previous peer's votes were counted: a network whose peers
-   * share a representative is not asked for the same final vote by every one of them.
+   * Asks the peers in turn for their final votes on `hashes`, each only for the hashes still not
+   * final once the previous peer's votes were counted: a network whose peers share a
+   * representative is not asked for the same final vote by every one of them. `fresh`: the blocks
+   * were just applied, so none is final yet and the first peer is asked for all without a look-up.
    */
-  private async fetchVotes(hashes: string[], withConflicts: boolean): Promise<void> {
-    const { host, ledger, consensus } = this.d;
+  private async fetchVotes(hashes: string[], withConflicts: boolean, fresh = false): Promise<void> {
+    const { host, ledger } = this.d;
+    let first = true;
     for (const p of host.peers()) {
-      const open = hashes.filter((h) => !ledger.getBlock(h)?.finalized);
+      const open = first && fresh ? [...hashes] : hashes.filter((h) => !ledger.getBlock(h)?.finalized);
+      first = false;
       if (withConflicts)
         for (const c of ledger.listConflicts())
           for (const h of c.candidates) if (!open.includes(h)) open.push(h);
       if (open.length === 0) return;
-      const answer = await host
-        .request<{ votes: unknown[] }>(p.id, 'final_votes', { hashes: open.slice(0, SYNC_PAGE) }, SYNC)
-        .catch(() => ({ votes: [] }));
-      for (const v of answer.votes) {
-        const vote = voteFromJson(v);
-        if (vote) consensus.onVote(vote);
+      let got = 0;
+      for (let i = 0; i < open.length; i += SYNC_PAGE) {
+        const answer = await host
+          .request<{ votes: unknown[] }>(p.id, 'final_votes', { hashes: open.slice(i, i + SYNC_PAGE) }, SYNC)
+          .catch(() => ({ votes: [] }));
+        if (!Array.isArray(answer.votes)) continue;
+        got += answer.votes.length;
+        await this.countVotes(answer.votes);
       }
-      if (answer.votes.length === 0) continue;
+      if (got === 0) continue;
       // Decisions are written by consensus in a batch of their own: counted before the next peer.
       await new Promise((r) => setImmediate(r));
       await ledger.idle();
     }
+  }
+
+  /**
+   * Hands votes to consensus, their signatures checked first in the verify pool (worker threads)
+   * when the node has one: consensus then finds them pre-verified instead of checking each on the
+   * node's thread (preverified.ts).
+   */
+  private async countVotes(raw: unknown[]): Promise<void> {
+    const votes = raw.map((v) => voteFromJson(v)).filter((v) => v !== undefined);
+    const { verifier, preverified } = this.d;
+    if (verifier && preverified) {
+      await Promise.all(
+        votes.map(async (v) => {
+          let sig: Uint8Array, msg: Uint8Array, pub: Uint8Array;
+          try {
+            sig = hexToBytes(v.signature, 64);
+            msg = voteMessage(v);
+            pub = hexToBytes(v.rep_pub_key, 32);
+          } catch {
+            return; // malformed: consensus refuses it on its own
+          }
+          if (await verifier.verify(sig, msg, pub)) preverified.add(sig, msg, pub);
+        }),
+      );
+    }
+    for (const v of votes) this.d.consensus.onVote(v);
   }
 
   /**
