@@ -308,6 +308,9 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     const rows = page.getByTestId('history-row');
     const savingsSends = rows.filter({ has: page.getByText('Savings') });
     expect(await savingsSends.count()).toBe(2);
+    // What each block did, in plain words.
+    expect(await savingsSends.first().locator('.badge.out').innerText()).toBe('sent');
+    expect(await rows.nth(3).locator('.badge.in').innerText()).toBe('test funds');
     expect(await rows.nth(0).getByTestId('history-counterparty').getAttribute('data-kind')).toBe('unknown');
     expect(await savingsSends.first().getByTestId('history-counterparty').getAttribute('data-kind')).toBe(
       'own',
@@ -392,6 +395,19 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     await shot('19-dialog-dark', false);
     await page.getByTestId('contact-delete-dialog-cancel').click();
     await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('a locked window shows no notice of what was sent or deleted', async () => {
+    await page.getByTestId('contact-row').filter({ hasText: 'Friend' }).getByTestId('contact-delete').click();
+    await page.getByTestId('contact-delete-dialog-ok').click();
+    await toastSaying('Deleted Friend from the address book.');
+    await page.getByTestId('lock-button').click();
+    await page.getByTestId('unlock').waitFor();
+    expect(await page.getByTestId('toaster').count()).toBe(0);
+    await shot('22-locked-no-toast', false);
+    await page.getByTestId('unlock-password').fill(PASSWORD);
+    await page.getByTestId('unlock-submit').click();
+    await page.getByTestId('contacts-page').waitFor();
   });
 
   it('no errors in the page or its console', () => {

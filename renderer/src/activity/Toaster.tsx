@@ -1,9 +1,14 @@
+import { useKeystore } from '../keystore/index.ts';
 import { dismissToast, holdToast, useToasts } from './toasts.ts';
 
-/** The notices over every page, newest at the bottom; errors are announced at once (role=alert). */
+/**
+ * The notices over every page, newest at the bottom; errors are announced at once (role=alert).
+ * Only while unlocked: a locked window shows nobody what was sent or received.
+ */
 export function Toaster() {
   const list = useToasts();
-  if (list.length === 0) return null;
+  const unlocked = useKeystore().status === 'unlocked';
+  if (list.length === 0 || !unlocked) return null;
   return (
     <div className="toaster" data-testid="toaster">
       {list.map((t) => (

@@ -15,6 +15,15 @@ import { useAction } from '../wallet/useAction.ts';
 
 const PAGE = 100;
 const TYPES = ['all', 'claim', 'send', 'receive', 'burn', 'mint'] as const;
+// What each block did, in the words of the person whose history it is.
+const TYPE_WORDS: Record<string, string> = {
+  all: 'all',
+  claim: 'test funds',
+  send: 'sent',
+  receive: 'received',
+  burn: 'burned',
+  mint: 'minted',
+};
 
 /** The account's chain, newest first, with filters and a CSV export of the whole of it. */
 export function History({ address }: { address: string }) {
@@ -42,7 +51,7 @@ export function History({ address }: { address: string }) {
             >
               {TYPES.map((t) => (
                 <option key={t} value={t}>
-                  {t}
+                  {TYPE_WORDS[t]}
                 </option>
               ))}
             </select>
@@ -122,7 +131,7 @@ export function History({ address }: { address: string }) {
                   )}
                 </td>
                 <td>
-                  <span className={`badge ${r.direction}`}>{r.type}</span>
+                  <span className={`badge ${r.direction}`}>{TYPE_WORDS[r.type] ?? r.type}</span>
                 </td>
                 <td className="num" data-testid="history-amount">
                   {r.amount === undefined ? (
