@@ -393,7 +393,12 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
       .evaluate((el) => getComputedStyle(el).backgroundColor);
     expect(bg).toBe('rgb(26, 29, 36)');
     await shot('19-dialog-dark', false);
-    await page.getByTestId('contact-delete-dialog-cancel').click();
+    await page.getByTestId('contact-delete-dialog-ok').click();
+    const deleted = await toastSaying('Deleted Friend from the address book.');
+    expect(await deleted.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(26, 29, 36)');
+    await shot('19b-toast-dark', false);
+    await deleted.getByTestId('toast-action').click();
+    await page.getByTestId('contact-row').filter({ hasText: 'Friend' }).waitFor();
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
