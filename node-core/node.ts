@@ -439,6 +439,12 @@ export class LedgerNode {
         throttle: this.opts.voteThrottle,
       });
       this.consensus.start(this.ledger.unfinalizedAccounts());
+      // A settled conflict keeps how its candidates stood (the vote book forgets settled votes).
+      this.ledger.setConflictTally((hash, at) => {
+        const weights = this.consensus.weights().weights;
+        const voters = this.consensus.votersFor(hash, at);
+        return { votes: voters.length, weight: voters.reduce((w, rep) => w + (weights.get(rep) ?? 0n), 0n) };
+      });
       this.archiveSweep = new ArchiveSweep({
         leases: this.ledger.leases,
         archive: (hashes, now) => this.ledger.archiveLeases(hashes, now),

@@ -368,9 +368,16 @@ export class Consensus {
     return this.book.lastSeen(repPubKey, hash, final);
   }
 
-  /** Representatives whose votes for a block this node has seen. */
-  votersFor(hash: string): string[] {
-    return [...this.book.votesFor(hash)].map(([rep]) => rep);
+  /**
+   * Representatives whose votes for a block this node has seen; with the block's position, this
+   * node's own representative's too.
+   */
+  votersFor(hash: string, at?: { account: string; previous: string }): string[] {
+    const voters = new Set([...this.book.votesFor(hash)].map(([rep]) => rep));
+    // This node's own representative votes through `own` (by position), not through the book.
+    const rep = this.localRep;
+    if (rep && at && this.own.get(`${at.account}:${at.previous}`)?.hash === hash) voters.add(rep.address);
+    return [...voters];
   }
 
   /**

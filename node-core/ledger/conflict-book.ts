@@ -18,6 +18,16 @@ export interface ResolvedConflict extends Conflict {
   resolved_at: bigint;
   /** The block that holds the position, or null when the position itself was undone. */
   winner: string | null;
+  /**
+   * Each candidate's votes and their weight when the conflict settled: the vote book forgets votes
+   * on settled blocks, and this is how the conflict was decided (the Node page shows it).
+   */
+  tally?: ReadonlyMap<string, CandidateTally>;
+}
+
+export interface CandidateTally {
+  votes: number;
+  weight: bigint;
 }
 
 /** How long, and how many, settled conflicts stay listed. */
@@ -44,6 +54,8 @@ export class ConflictBook {
   private readonly conflicts = new Map<string, Conflict>();
   private readonly staged = new Map<string, StagedBlock>();
   private readonly resolved = new Map<string, ResolvedConflict>();
+  /** Reads a candidate's votes at the moment its conflict settles (consensus sets it). */
+  tallyOf: ((hash: string, at: { account: string; previous: string }) => CandidateTally) | undefined;
 
   constructor(store: Store) {
     this.store = store;
@@ -65,6 +77,7 @@ export class ConflictBook {
         detected_at: string;
         resolved_at?: string;
         winner?: string | null;
+        tally?: Record<string, { votes: number; weight: string }>;
       };
       const at = key.lastIndexOf(':');
       if (key.startsWith(RESOLVED_PREFIX)) {
@@ -77,6 +90,13 @@ export class ConflictBook {
           detected_at: BigInt(o.detected_at),
           resolved_at: BigInt(o.resolved_at ?? '0'),
           winner: o.winner ?? null,
+          ...(o.tally
+            ? {
+                tally: new Map(
+                  Object.entries(o.tally).map(([h, t]) => [h, { votes: t.votes, weight: BigInt(t.weight) }]),
+                ),
+              }
+            : {}),
         });
         continue;
       }
@@ -152,7 +172,16 @@ export class ConflictBook {
     }
     this.conflicts.delete(key);
     this.store.conflicts.removeSync(key);
-    if (c) this.remember({ ...c, candidates: new Set(c.candidates), resolved_at: nowNs(), winner });
+    if (!c) return;
+    const tallyOf = this.tallyOf;
+    const tally = tallyOf && new Map([...c.candidates].map((h) => [h, tallyOf(h, c)] as const));
+    this.remember({
+      ...c,
+      candidates: new Set(c.candidates),
+      resolved_at: nowNs(),
+      winner,
+      ...(tally ? { tally } : {}),
+    });
   }
 
   /** Keeps a settled conflict listed, dropping those past the hour or beyond the count. */
@@ -168,6 +197,13 @@ export class ConflictBook {
         detected_at: r.detected_at.toString(),
         resolved_at: r.resolved_at.toString(),
         winner: r.winner,
+        ...(r.tally
+          ? {
+              tally: Object.fromEntries(
+                [...r.tally].map(([h, t]) => [h, { votes: t.votes, weight: t.weight.toString() }]),
+              ),
+            }
+          : {}),
       }),
     );
     const cutoff = r.resolved_at - RESOLVED_KEEP_NS;

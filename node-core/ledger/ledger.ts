@@ -18,7 +18,13 @@ import {
   pendingKey,
   seqKey,
 } from './codec.ts';
-import { type Conflict, ConflictBook, type ResolvedConflict, type StagedBlock } from './conflict-book.ts';
+import {
+  type CandidateTally,
+  type Conflict,
+  ConflictBook,
+  type ResolvedConflict,
+  type StagedBlock,
+} from './conflict-book.ts';
 import { GroupCommit, type Outcome } from './group-commit.ts';
 import { LedgerReads } from './reads.ts';
 import { Rollback } from './rollback.ts';
@@ -623,6 +629,13 @@ export class Ledger extends LedgerReads {
   /** Conflicts settled within the last hour, with their winners (`GET /conflicts`). */
   listResolvedConflicts(): ResolvedConflict[] {
     return this.conflictBook.listResolved();
+  }
+
+  /** How a settling conflict's candidates stood in the votes (consensus knows; the ledger records). */
+  setConflictTally(
+    tallyOf: (hash: string, at: { account: string; previous: string }) => CandidateTally,
+  ): void {
+    this.conflictBook.tallyOf = tallyOf;
   }
 
   /** A staged conflict candidate, by hash. */

@@ -136,6 +136,10 @@ describe('conflicts', () => {
     );
     expect(settled).toHaveLength(1);
     expect(settled![0]).toMatchObject({ status: 'resolved', winner: sibling.hash, account: y.address });
+    // With the votes that decided it: the winner's weight is what settled it, not 0.
+    const winnerRow = (settled![0]!.blocks as Json[]).find((b) => b.hash === sibling.hash)!;
+    expect(Number(winnerRow.votes)).toBeGreaterThan(0);
+    expect(BigInt(winnerRow.weight as string)).toBeGreaterThan(0n);
     await waitFinal(kit, y.address, 10_000);
     const chain = (await http(kit.url, 'GET', `/accounts/${y.address}/chain`)).body as {
       hash: string;

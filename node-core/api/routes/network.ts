@@ -69,7 +69,10 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       account: c.account,
       previous: c.previous,
       blocks: [...c.candidates].map((hash) => {
-        const voters = node.consensus.votersFor(hash);
+        // A settled one shows the votes that decided it (kept when it settled).
+        const kept = 'tally' in c ? c.tally?.get(hash) : undefined;
+        if (kept) return { hash, votes: kept.votes, weight: kept.weight.toString() };
+        const voters = node.consensus.votersFor(hash, c);
         const weight = voters.reduce((sum, rep) => sum + (w.weights.get(rep) ?? 0n), 0n);
         return { hash, votes: voters.length, weight: weight.toString() };
       }),
