@@ -39,7 +39,7 @@ afterAll(async () => {
   await node?.stop();
 });
 
-describe('ledger-node lease', () => {
+describe('ledger-node lease', { timeout: 120_000 }, () => {
   let lease: string;
 
   it('request takes an offer with a lease block and keeps the access key; list shows it', async () => {
@@ -100,7 +100,7 @@ describe('ledger-node lease', () => {
   });
 });
 
-describe('ledger-node chat', () => {
+describe('ledger-node chat', { timeout: 120_000 }, () => {
   it('send reaches a registered account; read and follow show it', async () => {
     const bob = accounts[1]!;
     // bob registers by reading (nothing yet), then follows in the background.

@@ -41,7 +41,7 @@ async function closedPort(): Promise<number> {
 }
 const json = <T>(s: string): T => JSON.parse(s) as T;
 
-describe('ledger-node wallet commands against a real node', () => {
+describe('ledger-node wallet commands against a real node', { timeout: 120_000 }, () => {
   let first: { address: string; phrase: string };
 
   it('keys new makes an encrypted keystore (the window export format, 0600) and shows the phrase once', async () => {

@@ -14,8 +14,11 @@ export interface FlagSpec {
 
 export interface ParsedArgs {
   positionals: string[];
+  /** The last value of each flag. */
   values: Map<string, string>;
   switches: Set<string>;
+  /** Every flag with a value, in command-line order (repeatable flags). */
+  all: [string, string][];
 }
 
 export const COMMON_FLAGS: Required<FlagSpec> = {
@@ -26,7 +29,7 @@ export const COMMON_FLAGS: Required<FlagSpec> = {
 export function parseFlags(argv: readonly string[], spec: FlagSpec = {}): ParsedArgs {
   const values = new Set([...COMMON_FLAGS.values, ...(spec.values ?? [])]);
   const switches = new Set([...COMMON_FLAGS.switches, ...(spec.switches ?? [])]);
-  const out: ParsedArgs = { positionals: [], values: new Map(), switches: new Set() };
+  const out: ParsedArgs = { positionals: [], values: new Map(), switches: new Set(), all: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '-h') {
@@ -47,6 +50,7 @@ export function parseFlags(argv: readonly string[], spec: FlagSpec = {}): Parsed
       const v = eq < 0 ? argv[++i] : a.slice(eq + 1);
       if (v === undefined) throw new WalletUsageError(`${name} needs a value`);
       out.values.set(name, v);
+      out.all.push([name, v]);
     } else if (switches.has(name) && eq < 0) {
       out.switches.add(name);
     } else {

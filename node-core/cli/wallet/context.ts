@@ -81,6 +81,11 @@ export class WalletContext {
     return this.#pow;
   }
 
+  /** Every occurrence of the given flags, in order (`--set a=1 --set b=2`). */
+  rawFlags(names: readonly string[]): [string, string][] {
+    return this.args.all.filter(([n]) => names.includes(n));
+  }
+
   /** Ends the progress line of the last solve. */
   powDone(): void {
     this.#progress?.done();

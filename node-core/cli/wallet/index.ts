@@ -8,6 +8,8 @@ import { keysCommands } from './keys.ts';
 import { transferCommands } from './transfer.ts';
 import { chatCommands } from './chat.ts';
 import { leaseCommands } from './lease.ts';
+import { multisigCommands } from './multisig.ts';
+import { statechainCommands } from './statechain.ts';
 
 /**
  * `ledger-node <wallet command>`: the wallet on the command line, talking to a running node over its
@@ -19,6 +21,8 @@ export const WALLET_COMMANDS: readonly WalletCommand[] = [
   ...keysCommands,
   ...accountCommands,
   ...transferCommands,
+  ...multisigCommands,
+  ...statechainCommands,
   ...leaseCommands,
   ...chatCommands,
 ];

@@ -12,9 +12,11 @@ export const WALLET_WORDS: ReadonlySet<string> = new Set([
   'claim',
   'burn',
   'mint',
+  'multisig',
+  'statechain',
   'lease',
   'chat',
 ]);
 
 export const WALLET_HELP_LINE =
-  '\nWallet commands talk to a running node: ledger-node keys|balance|history|send|receive|claim|burn|mint|lease|chat ... --help\n';
+  '\nWallet commands talk to a running node: ledger-node keys|balance|history|send|receive|claim|burn|mint|multisig|statechain|lease|chat ... --help\n';
