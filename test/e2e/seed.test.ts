@@ -1,5 +1,13 @@
-import { createHash, createHmac, createPrivateKey, createPublicKey, pbkdf2Sync } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
+import {
+  createHash,
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  pbkdf2Sync,
+  randomBytes,
+} from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +15,7 @@ import { deriveKey, newKdfParams, seal, stringify } from '../../node-core/client
 import { bytesToHex } from '../../node-core/protocol/hex.ts';
 import { phraseToEntropy } from '../../node-core/protocol/mnemonic.ts';
 import { Account, kitOf, XE } from '../helpers/ledger-kit.ts';
+import { tempDir } from '../helpers/node.ts';
 import { ensureRendererBuilt, launchChromium, ROOT, startUiNode, type UiNode } from './browser.ts';
 
 /**
@@ -356,6 +365,19 @@ describe('one seed, many accounts in Chromium against a real node', () => {
     await eraseWallet();
     await page.getByTestId('onboarding-import').click();
     await page.getByTestId('seed-import').waitFor();
+    // The phrase's hex form (what "Show as hex" showed) restores the same wallet.
+    await page.getByTestId('import-mode-hex').check();
+    await page.getByTestId('hex-kind-phrase').check();
+    await page.getByTestId('import-seed-input').fill(bytesToHex(phraseToEntropy(words)).toUpperCase());
+    await page.getByTestId('import-seed-submit').click();
+    await page.getByTestId('scan-result').waitFor();
+    expect(
+      await page
+        .getByTestId('scan-account')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-index'))),
+    ).toEqual(['0', '1', '3']);
+    await page.getByRole('button', { name: 'Back' }).click();
+    await page.getByTestId('seed-import').waitFor();
     const swapped = [...words];
     [swapped[0], swapped[1]] = [swapped[1]!, swapped[0]!];
     if (swapped[0] !== words[0]) {
@@ -434,5 +456,85 @@ describe('one seed, many accounts in Chromium against a real node', () => {
 
   it('the page logged no errors', () => {
     expect(errors).toEqual([]);
+  });
+});
+
+describe('a wallet from before recovery phrases (vault version 1)', () => {
+  it('opens with its account as an imported one; "New account" first makes the phrase, then takes its first account', async () => {
+    const dir = tempDir('seed-v1-');
+    const old = await startUiNode({ dataDir: dir, powDifficulty: 0x0fff000000000000n });
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await ctx.newPage();
+    p.setDefaultTimeout(15_000);
+    const oldErrors: string[] = [];
+    p.on('pageerror', (e) => oldErrors.push(e.message));
+    try {
+      // The vault an earlier version left in this origin's storage: format version 1, one hex seed.
+      const seed = Buffer.alloc(32, 0x4d);
+      const kdf = newKdfParams({ N: 2 ** 14, r: 8, p: 1 });
+      const key = await deriveKey(PASSWORD, kdf);
+      const nonce = randomBytes(24);
+      const aad = `ledger-desktop-vault/v1|xchacha20-poly1305|scrypt|${kdf.N}|${kdf.r}|${kdf.p}|${kdf.salt}`;
+      const plain = JSON.stringify({
+        accounts: [{ seed: seed.toString('hex'), label: 'Old account', created: 1 }],
+      });
+      const ct = xchacha20poly1305(key, nonce, Buffer.from(aad)).encrypt(Buffer.from(plain));
+      const v1 = JSON.stringify({
+        version: 1,
+        kdf,
+        cipher: 'xchacha20-poly1305',
+        nonce: nonce.toString('hex'),
+        ciphertext: Buffer.from(ct).toString('hex'),
+      });
+      await p.goto(`${old.node.node.url}/ui/`);
+      await p.evaluate((v) => localStorage.setItem('ledger-desktop.vault.v1', v), v1);
+      await p.goto(old.appUrl);
+      await p.getByTestId('unlock-password').fill(PASSWORD);
+      await p.getByTestId('unlock-submit').click();
+      await p.getByTestId('wallet-page').waitFor();
+      expect(await p.getByTestId('account-address').innerText()).toBe(addressOfSeed(seed));
+
+      await p.getByTestId('nav-settings').click();
+      await p.getByTestId('security-password').fill(PASSWORD);
+      await p.getByTestId('security-open').click();
+      expect(await p.getByTestId('phrase-none').innerText()).toMatch(/made before recovery phrases/);
+      await p.getByTestId('phrase-none').scrollIntoViewIfNeeded();
+      await p.screenshot({ path: join(SHOTS, 'seed-26-v1-settings.png'), fullPage: true });
+
+      await p.getByTestId('nav-wallet').click();
+      await p.getByTestId('add-account').click();
+      expect(await p.getByTestId('phrase-first').innerText()).toMatch(
+        /^This wallet was made before recovery phrases/,
+      );
+      await p.screenshot({ path: join(SHOTS, 'seed-27-v1-phrase-first.png'), fullPage: true });
+      const phrase: string[] = [];
+      for (let i = 1; i <= 24; i++) phrase.push(await p.getByTestId(`phrase-shown-${i}`).innerText());
+      await p.getByTestId('seed-written').check();
+      await p.getByTestId('seed-continue').click();
+      for (let i = 1; i <= 24; i++) await p.getByTestId(`phrase-word-${i}`).fill(phrase[i - 1]!);
+      await p.getByTestId('seed-confirm-submit').click();
+      expect(await p.getByTestId('new-account-index').innerText()).toMatch(
+        /^Account 1 of your recovery phrase/,
+      );
+      await p.getByTestId('account-label').fill('From the phrase');
+      await p.getByTestId('add-account-save').click();
+      await p.waitForFunction(
+        (a) => document.querySelector('[data-testid="account-address"]')?.textContent === a,
+        addressOf(phrase, 0),
+      );
+      expect(
+        await p
+          .getByTestId('account-item')
+          .evaluateAll((els) => els.map((e) => e.getAttribute('data-address'))),
+      ).toEqual([addressOfSeed(seed), addressOf(phrase, 0)]);
+      // Stored again as version 2.
+      expect(JSON.parse(old.node.node.appStore.get('vault')?.value as string)).toMatchObject({ version: 2 });
+      await p.screenshot({ path: join(SHOTS, 'seed-28-v1-with-phrase.png'), fullPage: true });
+      expect(oldErrors).toEqual([]);
+    } finally {
+      await ctx.close();
+      await old.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
