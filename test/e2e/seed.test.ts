@@ -186,6 +186,9 @@ describe('one seed, many accounts in Chromium against a real node', () => {
     for (let i = 1; i <= 24; i++)
       expect(await page.getByTestId(`phrase-word-${i}`).inputValue()).toBe(words[i - 1]);
     await shot('05-check-pasted');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot('05-check-pasted-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
     await page.getByTestId('seed-confirm-submit').click();
     await setPassword();
     expect(await page.getByTestId('account-address').innerText()).toBe(addressOf(words, 0));
@@ -405,6 +408,9 @@ describe('one seed, many accounts in Chromium against a real node', () => {
         .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-index'))),
     ).toEqual(['0', '1', '3']);
     await shot('21-restore-found');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot('21-restore-found-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
     await page.getByTestId('scan-continue').click();
     await setPassword();
     expect(await walletAddresses()).toEqual([addressOf(words, 0), addressOf(words, 1), addressOf(words, 3)]);
