@@ -409,7 +409,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     await page.getByTestId('lock-button').click();
     await page.getByTestId('unlock').waitFor();
     expect(await page.getByTestId('toaster').count()).toBe(0);
-    await shot('22-locked-no-toast', false);
+    await shot('23-locked-no-toast', false);
     await page.getByTestId('unlock-password').fill(PASSWORD);
     await page.getByTestId('unlock-submit').click();
     await page.getByTestId('contacts-page').waitFor();
@@ -458,5 +458,11 @@ describe('amounts in a German locale', () => {
       '"1.5" is not an amount here: a comma starts the decimals and a point separates thousands. Did you mean 1,5?',
     );
     await p.screenshot({ path: join(SHOTS, 'friction-21-german-amount.png'), fullPage: true });
+    // Amounts are shown the way they are typed: the genesis balance with German separators.
+    await p.getByTestId('nav-explorer').click();
+    const genesis = p.getByTestId('explorer-block-row').filter({ hasText: 'genesis' });
+    await genesis.waitFor();
+    expect(await genesis.locator('[data-micro="42000000000000"]').innerText()).toBe('42.000.000 XE');
+    await p.screenshot({ path: join(SHOTS, 'friction-22-german-explorer.png'), fullPage: true });
   });
 });

@@ -199,7 +199,10 @@ describe('send checks', () => {
   });
 
   it('groups thousands exactly', () => {
-    expect(groupedUnits(1_234_567_890_123n)).toBe('1,234,567.890123');
-    expect(groupedUnits(-1_000_000n)).toBe('-1');
+    expect(groupedUnits(1_234_567_890_123n, 0, EN)).toBe('1,234,567.890123');
+    expect(groupedUnits(-1_000_000n, 0, EN)).toBe('-1');
+    // In the person's locale when asked: what is shown reads back in the send form.
+    expect(groupedUnits(1_234_567_890_123n, 0, separatorsOf('de-DE'))).toBe('1.234.567,890123');
+    expect(groupedUnits(1_250_500_000n, 0, EN)).toBe('1,250.5');
   });
 });

@@ -1,12 +1,24 @@
 import { formatUnits } from '../../../node-core/protocol/units.ts';
+import { browserSeparators, type NumberSeparators } from './amount-input.ts';
 
-/** Micro-units as units with thousands separators ("1,250.5"): exact, never through a float. */
-export function groupedUnits(micro: bigint, minDecimals = 0): string {
+let display: NumberSeparators | undefined;
+
+/** The separators amounts are shown with: the browser's locale, read once (as the send form reads them). */
+export function displaySeparators(): NumberSeparators {
+  display ??= browserSeparators();
+  return display;
+}
+
+/**
+ * Micro-units as units with thousands separators, in the person's locale ("1,250.5" in English,
+ * "1.250,5" in German, so what is shown reads back in the send form): exact, never through a float.
+ */
+export function groupedUnits(micro: bigint, minDecimals = 0, seps = displaySeparators()): string {
   const s = formatUnits(micro, minDecimals);
   const neg = s.startsWith('-');
   const [whole, frac] = (neg ? s.slice(1) : s).split('.');
-  const grouped = whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${neg ? '-' : ''}${grouped}${frac ? `.${frac}` : ''}`;
+  const grouped = whole!.replace(/\B(?=(\d{3})+(?!\d))/g, seps.group);
+  return `${neg ? '-' : ''}${grouped}${frac ? `${seps.decimal}${frac}` : ''}`;
 }
 
 /**
