@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { completeWord } from '../../renderer/src/components/PhraseInput.tsx';
 import { scanAccounts, ScanCancelledError, type ScanProgress } from '../../renderer/src/keystore/scan.ts';
 import { firstWrongWord, parsePhraseHex, phraseCheckMessage } from '../../renderer/src/keystore/seed.ts';
 
@@ -125,5 +126,17 @@ describe('account search with a gap limit (a fixed set of used indexes stands in
         },
       }),
     ).rejects.toThrow('cannot reach the node');
+  });
+});
+
+describe('phrase box completion (the word list is unique in its first four letters)', () => {
+  it('completes a unique prefix of three or more letters, and leaves anything else as typed', () => {
+    expect(completeWord('aban')).toBe('abandon');
+    expect(completeWord(' ZOO ')).toBe('zoo');
+    expect(completeWord('act')).toBe('act'); // a word itself, and the start of others
+    expect(completeWord('acti')).toBe('action');
+    expect(completeWord('ab')).toBe('ab'); // too short to be sure
+    expect(completeWord('abc')).toBe('abc'); // no word starts so
+    expect(completeWord('zzzz')).toBe('zzzz');
   });
 });
