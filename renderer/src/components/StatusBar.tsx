@@ -1,6 +1,7 @@
 import { api, errorMessage } from '../api.ts';
 import { usePowJobs } from '../pow/activity.ts';
 import { useNodeInfo } from '../wallet/queries.ts';
+import { catchingUpText } from '../status/catching-up.ts';
 import { ago } from './common.tsx';
 
 /** Always visible: the node's network, version, blocks, peers, finality and API address. */
@@ -33,6 +34,7 @@ export function StatusBar() {
   const raw = info?.raw ?? {};
   const advances = raw.finality_advances;
   const lastFinality = raw.last_finality_ns;
+  const catchingUp = catchingUpText(raw.sync);
   return (
     <footer
       className={`statusbar${node.isError ? ' error' : ''}`}
@@ -60,6 +62,11 @@ export function StatusBar() {
           <span className="item">
             blocks <b data-testid="status-blocks">{info.block_count.toLocaleString()}</b>
           </span>
+          {catchingUp && (
+            <span className="item" data-testid="status-sync" title="blocks pulled from peers so far">
+              <b>{catchingUp}</b>
+            </span>
+          )}
           <span className="item">
             peers <b data-testid="status-peers">{info.peer_count}</b>
           </span>

@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { blockHashBytesNode } from '../../node-core/fastpath/block-hash.ts';
+import { signBytesNode } from '../../node-core/fastpath/ed25519.ts';
+import { LedgerError } from '../../node-core/ledger/errors.ts';
+import type { CommittedBlock, SubmitResult } from '../../node-core/ledger/ledger.ts';
+import { type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
+import { bytesToHex } from '../../node-core/protocol/hex.ts';
+import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+
+/**
+ * Ledger.submitBatch, the way sync applies a page (issue #18), on a real node (LMDB, the worker
+ * verify pool): a page commits as one group, with every check a single submission gets; a block
+ * that fails is refused alone, and what was built on it cannot pass.
+ */
+
+let t: TestNode;
+let networkId: string;
+let t0: bigint;
+
+beforeAll(async () => {
+  t = await startTestNode({ powDifficulty: 0n, verifyThreads: 1 });
+  networkId = t.node.statechain.networkId;
+  t0 = t.node.now();
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+interface Acct {
+  seed: Uint8Array;
+  address: string;
+  pub: string;
+}
+
+function account(): Acct {
+  const seed = new Uint8Array(randomBytes(32));
+  const kp = keyPairFromSeed(seed);
+  return { seed, address: kp.address, pub: kp.pub_key };
+}
+
+function seal(b: Block, seed: Uint8Array): Block {
+  const hash = blockHashBytesNode(b, networkId);
+  return { ...b, hash: bytesToHex(hash), signature: bytesToHex(signBytesNode(hash, seed)) };
+}
+
+/** A claim then `sends` sends of 1 micro-unit; `signer` signs the sends (the account's own key by default). */
+function chain(a: Acct, sends: number, signer: Uint8Array = a.seed): Block[] {
+  let balance = 1_000_000n;
+  const out = [
+    seal(
+      {
+        type: 'claim',
+        account: a.address,
+        previous: ZERO_HASH,
+        balance,
+        timestamp: t0,
+        asset: 'XE',
+        amount: balance,
+        pub_key: a.pub,
+      },
+      a.seed,
+    ),
+  ];
+  for (let i = 1; i <= sends; i++) {
+    balance -= 1n;
+    out.push(
+      seal(
+        {
+          type: 'send',
+          account: a.address,
+          previous: out.at(-1)!.hash!,
+          balance,
+          timestamp: t0 + BigInt(i),
+          asset: 'XE',
+          destination: bytesToHex(randomBytes(32)),
+          amount: 1n,
+        },
+        signer,
+      ),
+    );
+  }
+  return out;
+}
+
+const codeOf = (o: SubmitResult | LedgerError) => (o instanceof LedgerError ? o.code : o.status);
+
+describe('Ledger.submitBatch', () => {
+  it('applies a page of several new accounts in one commit, at their heights', async () => {
+    const [a, b] = [account(), account()];
+    const page = [...chain(a, 20), ...chain(b, 20)];
+    const groups: CommittedBlock[][] = [];
+    t.node.ledger.onCommitted((c) => groups.push(c));
+    const out = await t.node.ledger.submitBatch(page, { live: false });
+    expect(out.map(codeOf)).toEqual(page.map(() => 'accepted'));
+    expect(out.map((o) => (o as SubmitResult).height)).toEqual([
+      ...Array.from({ length: 21 }, (_, i) => i + 1),
+      ...Array.from({ length: 21 }, (_, i) => i + 1),
+    ]);
+    // One group: one transaction and one flush for the whole page.
+    const mine = groups.filter((g) =>
+      g.some((c) => c.block.account === a.address || c.block.account === b.address),
+    );
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toHaveLength(42);
+    expect(t.node.ledger.getAccount(a.address)?.height).toBe(21);
+    expect(t.node.ledger.getAccount(b.address)?.frontier).toBe(page.at(-1)!.hash);
+  });
+
+  it('refuses a forged block alone; what was built on it cannot pass; other chains are applied', async () => {
+    const [a, b] = [account(), account()];
+    const ca = chain(a, 5);
+    // The third block's signature is another key's: the hash is right, the signature is not.
+    ca[3] = {
+      ...ca[3]!,
+      signature: bytesToHex(signBytesNode(Buffer.from(ca[3]!.hash!, 'hex'), account().seed)),
+    };
+    const cb = chain(b, 5);
+    const out = await t.node.ledger.submitBatch([...ca, ...cb], { live: false });
+    expect(out.map(codeOf)).toEqual([
+      'accepted',
+      'accepted',
+      'accepted',
+      'invalid_signature',
+      'previous_not_found',
+      'previous_not_found',
+      ...cb.map(() => 'accepted'),
+    ]);
+    expect(t.node.ledger.getAccount(a.address)?.height).toBe(3);
+    expect(t.node.ledger.getAccount(b.address)?.height).toBe(6);
+  });
+
+  it('checks successors against the key the opening block declares, not the key they bring', async () => {
+    const a = account();
+    const intruder = account();
+    const out = await t.node.ledger.submitBatch(chain(a, 2, intruder.seed), { live: false });
+    expect(out.map(codeOf)).toEqual(['accepted', 'invalid_signature', 'invalid_signature']);
+    expect(t.node.ledger.getAccount(a.address)?.height).toBe(1);
+  });
+
+  it('answers blocks it holds as duplicates, and a receive whose send is missing as retryable', async () => {
+    const a = account();
+    const blocks = chain(a, 2);
+    await t.node.ledger.submitBatch(blocks, { live: false });
+    const receiver = account();
+    const receive = seal(
+      {
+        type: 'receive',
+        account: receiver.address,
+        previous: ZERO_HASH,
+        balance: 1n,
+        timestamp: t0,
+        asset: 'XE',
+        source: bytesToHex(randomBytes(32)),
+        amount: 1n,
+        pub_key: receiver.pub,
+      } as Block,
+      receiver.seed,
+    );
+    const out = await t.node.ledger.submitBatch([...blocks, receive], { live: false });
+    expect(out.slice(0, 3).map(codeOf)).toEqual(['duplicate', 'duplicate', 'duplicate']);
+    const refusal = out[3] as LedgerError;
+    expect(refusal).toBeInstanceOf(LedgerError);
+    expect(refusal.retryable).toBe(true);
+    expect(t.node.ledger.getAccount(receiver.address)).toBeUndefined();
+  });
+});
