@@ -10,5 +10,8 @@ export * from './wallet.ts';
 export * from './bridge.ts';
 export * from './leasing.ts';
 export * from './chat.ts';
+export * from './lease-actions.ts';
+/** The keystore file (the window's export format): `keystoreFile.openWithPassword(text, passphrase)`. */
+export * as keystoreFile from './keystore-file.ts';
 export type { NodeRoutes, ProxyRoutes } from './api-routes.generated.ts';
 export { ROUTES, PROXY_ROUTE_KEYS } from './api-routes.generated.ts';

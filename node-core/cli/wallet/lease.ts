@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LeasingClient, type LeaseInfo, type EpochInfo } from '../../client/leasing.ts';
+import { LeaseActionError, renewalOf } from '../../client/lease-actions.ts';
+import { LeasingClient, type LeaseInfo } from '../../client/leasing.ts';
 import { bytesToHex } from '../../protocol/hex.ts';
 import { keyPairFromSeed, randomSeed } from '../../protocol/keys.ts';
-import { leaseCost } from '../../protocol/lease-cost.ts';
 import { marketplaceRequestId, signMarketplaceMessage } from '../../protocol/marketplace.ts';
 import { opensshPrivateKey } from '../../protocol/ssh-key.ts';
 import { hexToBytes } from '../../protocol/hex.ts';
@@ -63,25 +63,6 @@ async function ownLease(ctx: WalletContext, hash: string): Promise<LeaseInfo> {
       `lease ${hash} belongs to ${lease.consumer}, not to "${account.label}"`,
     );
   return lease;
-}
-
-/** The locked emission parameters of the epoch at time `t` (what a lease_renew carries). */
-function lockedAt(
-  epochs: readonly EpochInfo[],
-  t: bigint,
-): { locked_r: bigint; locked_payout_cap: bigint; locked_twap_milli: bigint } {
-  let best: EpochInfo | undefined;
-  for (const e of epochs) if (e.start_ns <= t && (best === undefined || e.epoch > best.epoch)) best = e;
-  if (best === undefined) {
-    if (epochs.length > 0) throw new WalletError('timeout', 'no epoch has started at the attested time yet');
-    // A state chain with no epoch at all: the ledger's fallback rate.
-    return { locked_r: 2000n, locked_payout_cap: 0n, locked_twap_milli: 0n };
-  }
-  return {
-    locked_r: best.r_effective,
-    locked_payout_cap: best.payout_cap,
-    locked_twap_milli: best.twap_milli_usd,
-  };
 }
 
 const request: WalletCommand = {
@@ -208,18 +189,14 @@ const renew: WalletCommand = {
     if (!ctx.args.values.has('--duration')) throw new WalletUsageError('missing --duration SECONDS');
     const extension = BigInt(intFlag(ctx.args, '--duration', 0, 1, 31_536_000));
     const lease = await ownLease(ctx, hash);
-    const leasing = new LeasingClient(ctx.client);
-    const cert = await leasing.certificate(lease.provider);
-    if (!cert)
-      throw new WalletError(
-        'no_offer',
-        'the node knows no certificate of the provider: the lease cannot be renewed now',
-      );
-    const cost = leaseCost(
-      { vcpus: lease.vcpus, memory_mb: lease.memory_mb, disk_gb: lease.disk_gb, duration: extension },
-      cert.price_multiplier_milli,
-    );
-    const [att, epochs] = await Promise.all([leasing.attestations(hash), leasing.epochs()]);
+    let renewal: Awaited<ReturnType<typeof renewalOf>>;
+    try {
+      renewal = await renewalOf(new LeasingClient(ctx.client), lease, extension);
+    } catch (e) {
+      if (e instanceof LeaseActionError) throw new WalletError('no_offer', e.message);
+      throw e;
+    }
+    const cost = renewal.cost;
     const account = await ctx.account();
     const wallet = await ctx.wallet(account, 'the renewal');
     const have = wallet.balances.XUSD ?? 0n;
@@ -228,17 +205,7 @@ const renew: WalletCommand = {
         'insufficient_funds',
         `insufficient funds: "${account.label}" holds ${amount(have, 'XUSD')}, the renewal costs ${amount(cost, 'XUSD')}`,
       );
-    const block = await wallet.writeBlock({
-      type: 'lease_renew',
-      asset: 'XUSD',
-      source: hash,
-      amount: cost,
-      duration: extension,
-      certificate_hash: cert.hash,
-      attestations: att.attestations,
-      ...lockedAt(epochs, att.median),
-      balance: have - cost,
-    });
+    const block = await wallet.writeBlock({ ...renewal.fields, balance: have - cost });
     ctx.print(
       { lease_hash: hash, renew_hash: block.hash, duration: extension, cost },
       `Renewed lease ${hash} by ${extension} s for ${amount(cost, 'XUSD')}\n  block ${block.hash}`,
