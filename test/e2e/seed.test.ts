@@ -8,6 +8,7 @@ import {
   randomBytes,
 } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +43,35 @@ const errors: string[] = [];
 async function shot(step: string, inView?: string): Promise<void> {
   if (inView) await page.getByTestId(inView).scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(SHOTS, `seed-${step}.png`), fullPage: true });
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's violations on the page as it is, in both themes (evaluated, as the app's CSP refuses inline scripts). */
+async function axeViolations(): Promise<string[]> {
+  const out: string[] = [];
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+    const found = await page.evaluate(async () => {
+      const axe = (
+        window as unknown as {
+          axe: {
+            run(
+              ctx: Document,
+              o: object,
+            ): Promise<{ violations: { id: string; help: string; nodes: { target: string[] }[] }[] }>;
+          };
+        }
+      ).axe;
+      return (await axe.run(document, { resultTypes: ['violations'] })).violations.map(
+        (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(' | ')})`,
+      );
+    });
+    out.push(...found.map((f) => `${scheme}: ${f}`));
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  return out;
 }
 
 /** Account `index` of a phrase, from BIP-39, SLIP-0010 and protocol.md section 2 by hand. */
@@ -145,6 +175,7 @@ describe('one seed, many accounts in Chromium against a real node', () => {
     const entropy = bytesToHex(phraseToEntropy(words));
     expect(new Set(words).size).toBeGreaterThan(12);
     await shot('02-phrase');
+    expect(await axeViolations(), '02-phrase').toEqual([]);
     await page.getByTestId('phrase-show-hex').check();
     expect(await page.getByTestId('phrase-hex').innerText()).toBe(entropy);
     await shot('03-phrase-hex');
@@ -166,6 +197,7 @@ describe('one seed, many accounts in Chromium against a real node', () => {
     );
     expect(await page.getByTestId('phrase-word-5').getAttribute('aria-invalid')).toBe('true');
     await shot('04-check-wrong-word');
+    expect(await axeViolations(), '04-check-wrong-word').toEqual([]);
 
     // Autocomplete from the word list: the start of the word, then Tab, gives the whole word.
     const w5 = words[4]!;
@@ -223,6 +255,7 @@ describe('one seed, many accounts in Chromium against a real node', () => {
     await page.getByTestId('security-open').click();
     expect(await page.getByTestId('security-error').innerText()).toBe('Wrong password.');
     await shot('09-gate-wrong', 'security-error');
+    expect(await axeViolations(), '09-gate-wrong').toEqual([]);
     await page.getByTestId('security-password').fill(PASSWORD);
     await page.getByTestId('security-open').click();
     await page.getByTestId('phrase-view').click();
@@ -230,6 +263,7 @@ describe('one seed, many accounts in Chromium against a real node', () => {
     for (let i = 1; i <= 24; i++) again.push(await page.getByTestId(`phrase-shown-${i}`).innerText());
     expect(again).toEqual(words);
     await shot('10-phrase-again', 'phrase-again');
+    expect(await axeViolations(), 'the open wallet section').toEqual([]);
     await page.getByTestId('phrase-hide').click();
     expect(await page.getByTestId('phrase-shown-1').count()).toBe(0);
   });
@@ -269,6 +303,7 @@ describe('one seed, many accounts in Chromium against a real node', () => {
       /account 2 of your recovery phrase/,
     );
     await shot('13-remove-confirm');
+    expect(await axeViolations(), '13-remove-confirm').toEqual([]);
     // Cancel changes nothing; then remove for real.
     await page.getByTestId('remove-dialog-cancel').click();
     expect(await second.count()).toBe(1);
@@ -396,6 +431,7 @@ describe('one seed, many accounts in Chromium against a real node', () => {
       'Word 3, "qwerty", is not in the BIP-39 English word list.',
     );
     await shot('20-restore-unknown-word');
+    expect(await axeViolations(), '20-restore-unknown-word').toEqual([]);
     await page.getByTestId('phrase-word-3').fill(words[2]!);
     await page.getByTestId('import-seed-submit').click();
     await page.getByTestId('scan-result').waitFor();
@@ -408,6 +444,7 @@ describe('one seed, many accounts in Chromium against a real node', () => {
         .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-index'))),
     ).toEqual(['0', '1', '3']);
     await shot('21-restore-found');
+    expect(await axeViolations(), '21-restore-found').toEqual([]);
     await page.emulateMedia({ colorScheme: 'dark' });
     await shot('21-restore-found-dark');
     await page.emulateMedia({ colorScheme: 'light' });

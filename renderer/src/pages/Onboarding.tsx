@@ -138,7 +138,7 @@ function PasswordStep({ wallet, onBack }: { wallet: NewWallet; onBack(): void })
 
   return (
     <form onSubmit={(e) => void submit(e)} data-testid="password-form" noValidate>
-      <h2>Protect it with a password</h2>
+      <h1>Protect it with a password</h1>
       <p className="muted">
         The password encrypts your keys on this computer. It is not sent anywhere and cannot be recovered:
         what you wrote down is the backup.
@@ -233,7 +233,7 @@ function RestoreBackup({ onBack }: { onBack(): void }) {
   };
   return (
     <form onSubmit={(e) => void submit(e)} noValidate data-testid="restore-backup">
-      <h2>Restore from a backup file</h2>
+      <h1>Restore from a backup file</h1>
       <p className="muted">
         Choose a backup file exported from Settings and type the password the wallet had then. The wallet
         keeps that password; you can change it in Settings.

@@ -90,7 +90,7 @@ export function PhraseBackupFlow({
   if (step === 'show') {
     return (
       <div data-testid="seed-backup">
-        <h2>Your recovery phrase</h2>
+        <h1>Your recovery phrase</h1>
         {intro}
         <p>
           Write these {phrase.length} words down on paper, in order. They are the key to every account of this
@@ -133,7 +133,7 @@ export function PhraseBackupFlow({
   };
   return (
     <form onSubmit={submit} data-testid="seed-confirm" noValidate>
-      <h2>Check your backup</h2>
+      <h1>Check your backup</h1>
       <p>
         Type the {phrase.length} words from what you wrote down (the phrase is no longer shown). You can paste
         the whole phrase into the first box.
@@ -219,7 +219,7 @@ export function ImportSecret({
 
   return (
     <form onSubmit={submit} data-testid="seed-import" noValidate>
-      <h2>{title}</h2>
+      <h1>{title}</h1>
       <div className="row" role="radiogroup" aria-label="What you have">
         <label className="check">
           <input
@@ -405,7 +405,7 @@ export function AccountScan({
   if (error) {
     return (
       <div data-testid="scan">
-        <h2>Looking for your accounts</h2>
+        <h1>Looking for your accounts</h1>
         <div className="error box" role="alert" data-testid="scan-error">
           Could not ask the node which accounts were used: {error}
         </div>
@@ -423,7 +423,7 @@ export function AccountScan({
   if (!result) {
     return (
       <div data-testid="scan" aria-busy="true">
-        <h2>Looking for your accounts</h2>
+        <h1>Looking for your accounts</h1>
         <p role="status" data-testid="scan-progress">
           Checking account {progress.index + 1}… {progress.used} used so far.
         </p>
@@ -442,7 +442,7 @@ export function AccountScan({
   const unusedFrom = result.checked - SCAN_GAP + 1;
   return (
     <div data-testid="scan-result">
-      <h2>Your accounts</h2>
+      <h1>Your accounts</h1>
       <p data-testid="scan-summary">
         {result.used.length === 0
           ? 'None of this phrase’s accounts has been used yet: the wallet starts with its first account.'
@@ -525,7 +525,7 @@ export function NewAccountFlow({ onCancel }: { onCancel(): void }) {
   };
   return (
     <form onSubmit={(e) => void save(e)} data-testid="new-account" noValidate>
-      <h2>New account</h2>
+      <h1>New account</h1>
       <p className="muted" data-testid="new-account-index">
         Account {index + 1} of your recovery phrase: the phrase you wrote down already backs it up.
       </p>

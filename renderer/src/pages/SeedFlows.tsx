@@ -33,7 +33,7 @@ export function ImportSeed({ onDone, onCancel }: { onDone(seedHex: string): void
   };
   return (
     <form onSubmit={submit} data-testid="seed-import" noValidate>
-      <h2>Import an account</h2>
+      <h1>Import an account</h1>
       <p className="muted">
         An account with its own seed is kept as an imported account: your recovery phrase does not cover it,
         so keep its seed, or export a backup file (Settings) after importing it.

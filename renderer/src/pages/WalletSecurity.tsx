@@ -310,7 +310,7 @@ function Accounts() {
             <th>Account</th>
             <th>Kind</th>
             <th className="num">Balance</th>
-            <th />
+            <th className="num">Actions</th>
           </tr>
         </thead>
         <tbody>
