@@ -52,6 +52,12 @@ export interface ClientOptions {
   retry?: Partial<RetryPolicy> | false;
   /** How the client waits between tries (tests pass a recording one). */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * The window's session (a page served by the node): sends `X-Ledger-App: 1` and the session
+   * cookie (`credentials: 'include'`), which the node accepts on operator routes in place of the
+   * admin token (POST /app/session opens it).
+   */
+  appSession?: boolean;
 }
 
 export interface RequestOptions {
@@ -131,6 +137,7 @@ export class LedgerClient {
     if (this.opts.adminToken) headers.authorization = `Bearer ${this.opts.adminToken}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
+    if (this.opts.appSession) headers['x-ledger-app'] = '1';
     let res: Response;
     try {
       res = await this.fetchFn(`${this.baseUrl}${path}`, {
@@ -138,6 +145,7 @@ export class LedgerClient {
         headers,
         body: body === undefined ? undefined : typeof body === 'string' ? body : stringifyJson(body),
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(this.opts.appSession ? { credentials: 'include' as const } : {}),
       });
     } catch (e) {
       if (e instanceof Error && e.name === 'AbortError') throw e;

@@ -93,6 +93,24 @@ describe('typed client against a real node', () => {
     expect((err as IdempotencyConflict).code).toBe('idempotency_mismatch');
   });
 
+  it("reaches the app store with the window's session (X-Ledger-App and the cookie) in place of the token", async () => {
+    const opened = await fetch(`${t.node.url}/app/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: t.node.adminToken }),
+    });
+    expect(opened.status).toBe(200);
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0]!;
+    // Node's fetch keeps no cookies: the test hands the cookie over as a browser would send it.
+    const withSession = new LedgerClient(t.node.url, { appSession: true, headers: { cookie } });
+    const session = await withSession.call('GET /app/session', {});
+    expect(session).toMatchObject({ authenticated: true });
+    // An operator route: answered with the session, refused (401) with the cookie alone.
+    await expect(withSession.call('GET /app/store', {})).resolves.toBeDefined();
+    const cookieOnly = new LedgerClient(t.node.url, { headers: { cookie } });
+    await expect(cookieOnly.call('GET /app/store', {})).rejects.toBeInstanceOf(Unauthorized);
+  });
+
   it('waits out a real 429 (Retry-After) and then succeeds; with retries off it throws RateLimited', async () => {
     // The probe class allows a burst of 100: spend it, then ask once more.
     const burst = await Promise.all(
