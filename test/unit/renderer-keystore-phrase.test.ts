@@ -95,7 +95,8 @@ describe('Keystore with a recovery phrase', () => {
     ]);
     expect(() => ks.setHidden(addr(0), true)).toThrow('The last shown account cannot be hidden.');
     expect(() => ks.removeAccount(addr(0))).toThrow(/last shown account cannot be removed/);
-    expect(() => ks.newAccount('x') && ks.removeAccount('00'.repeat(32))).toThrow('No such account');
+    expect(() => ks.removeAccount('00'.repeat(32))).toThrow('No such account in the keystore.');
+    expect(ks.newAccount('').index).toBe(2);
     // Hidden survives a lock.
     ks.lock();
     await ks.unlock(PW);
