@@ -162,10 +162,9 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
 
   it('Send offers my own accounts by name; the send keeps running when I leave and reports where I am', async () => {
     await openTab('send');
-    const options = await page
-      .getByTestId('send-contact')
-      .locator('optgroup[label="My accounts"] option')
-      .allInnerTexts();
+    const own = page.getByTestId('send-contact').locator('optgroup[label="My accounts"] option');
+    await own.first().waitFor({ state: 'attached' });
+    const options = await own.allInnerTexts();
     expect(options).toEqual([`Savings (${savings.slice(0, 6)}…${savings.slice(-6)})`]);
     await page.getByTestId('send-contact').selectOption(savings);
     expect(await page.getByTestId('send-to').inputValue()).toBe(savings);
@@ -350,6 +349,11 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     const ownRow = page.getByTestId('explorer-block-row').filter({ hasText: 'Savings' }).first();
     expect(await ownRow.getByTestId('address-label').getAttribute('data-kind')).toBe('own');
     await shot('15-explorer-recent');
+    // An own account found by its name.
+    await page.getByTestId('explorer-query').fill('savings');
+    await page.getByTestId('explorer-go').click();
+    await page.getByTestId('explorer-account').waitFor();
+    expect(page.url()).toContain(`#/explorer/account/${savings}`);
   });
 
   it('deleting a contact asks first, and Undo brings it back', async () => {

@@ -9,7 +9,7 @@ import {
   watchAction,
 } from '../../renderer/src/activity/actions.ts';
 import { currentToasts, dismissToast, holdToast, toast } from '../../renderer/src/activity/toasts.ts';
-import { resolveName } from '../../renderer/src/wallet/names.ts';
+import { findByName, resolveName } from '../../renderer/src/wallet/names.ts';
 
 /** The running-actions store and the toasts: how an action ends is always told, once, somewhere. */
 function clearToasts(): void {
@@ -139,5 +139,21 @@ describe('names', () => {
     expect(resolveName('bb'.repeat(32), own, book)).toEqual({ name: 'Friend', kind: 'contact' });
     expect(resolveName('cc'.repeat(32), own, book)).toBeUndefined();
     expect(resolveName(undefined, own, book)).toBeUndefined();
+  });
+
+  it('finds addresses by name: exact names first (case and accents aside), else every name that contains it', () => {
+    const more = [
+      ...book,
+      { name: 'Café', address: 'dd'.repeat(32) },
+      { name: 'Cafeteria', address: 'ee'.repeat(32) },
+    ];
+    expect(findByName('savings', own, more)).toEqual([
+      { address: 'aa'.repeat(32), name: 'Savings', kind: 'own' },
+    ]);
+    expect(findByName('  cafe ', own, more).map((n) => n.name)).toEqual(['Café']);
+    expect(findByName('caf', own, more).map((n) => n.name)).toEqual(['Café', 'Cafeteria']);
+    // The own account is not found again under the address book's old name for it.
+    expect(findByName('old name', own, more)).toEqual([]);
+    expect(findByName('', own, more)).toEqual([]);
   });
 });

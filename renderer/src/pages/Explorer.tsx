@@ -8,7 +8,9 @@ import { Amount, Empty, ErrorText, Loading, short } from '../components/common.t
 import { href, navigate } from '../router.ts';
 import { AddressLabel } from '../wallet/AddressLabel.tsx';
 import { blockTime } from '../wallet/format.ts';
-import { useAddressNames } from '../wallet/names.ts';
+import { useKeystore } from '../keystore/index.ts';
+import { contacts } from '../settings.ts';
+import { findByName, type NamedAddress, useAddressNames } from '../wallet/names.ts';
 import { qk, useBalances, useBlock, useChainWindow, usePending } from '../wallet/queries.ts';
 import { useAction } from '../wallet/useAction.ts';
 
@@ -39,10 +41,19 @@ export default function ExplorerPage({ route }: { route: string[] }) {
 function Search() {
   const [q, setQ] = useState('');
   const [notFound, setNotFound] = useState<string>();
+  const [choices, setChoices] = useState<NamedAddress[]>([]);
+  const { accounts } = useKeystore();
+  const book = contacts.use();
   const find = useAction(async (text: string) => {
     const t = text.trim().toLowerCase();
     if (!/^[0-9a-f]{64}$/.test(t)) {
-      setNotFound('Enter a block hash or an account address: 64 hexadecimal characters.');
+      // Not a hash: a name of one of the person's accounts or contacts.
+      const named = findByName(text, accounts, book);
+      if (named.length === 1) return navigate('explorer', 'account', named[0]!.address);
+      if (named.length > 1) return setChoices(named);
+      setNotFound(
+        'Enter a block hash or an account address (64 hexadecimal characters), or the name of one of your accounts or contacts.',
+      );
       return;
     }
     // Hashes and addresses look alike: try a block first, then an account.
@@ -53,6 +64,7 @@ function Search() {
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setNotFound(undefined);
+    setChoices([]);
     void find.run(q);
   };
   return (
@@ -61,7 +73,8 @@ function Search() {
         className="mono"
         value={q}
         onChange={(e) => setQ(e.target.value)}
-        placeholder="block hash or account address"
+        placeholder="block hash, address or a name"
+        aria-label="Find a block hash, an account address, or one of your accounts or contacts by name"
         style={{ width: 420 }}
         spellCheck={false}
         data-testid="explorer-query"
@@ -72,6 +85,19 @@ function Search() {
       {notFound && (
         <div className="field-error" style={{ width: '100%' }} data-testid="explorer-not-found">
           {notFound}
+        </div>
+      )}
+      {choices.length > 0 && (
+        <div style={{ width: '100%' }} data-testid="explorer-name-choices">
+          <span className="hint">Several names match: </span>
+          {choices.map((c, i) => (
+            <span key={c.address}>
+              {i > 0 && ', '}
+              <a href={href('explorer', 'account', c.address)} onClick={() => setChoices([])}>
+                {c.name}
+              </a>
+            </span>
+          ))}
         </div>
       )}
       <ErrorText error={find.error} />
