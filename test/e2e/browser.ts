@@ -67,7 +67,9 @@ export async function ensureRendererBuilt(log: (line: string) => void = () => {}
       '--logLevel',
       'warn',
     ],
-    { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+    // Inside vitest NODE_ENV is 'test', which would give React's development build (bigger and
+    // slower than what users get, and what bench/renderer.ts measures): build what ships.
+    { cwd: ROOT, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, NODE_ENV: 'production' } },
   );
   log(`built renderer/dist in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return true;
