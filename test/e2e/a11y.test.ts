@@ -1,5 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import {
   startUiNode,
   type UiNode,
 } from './browser.ts';
+import { axeViolations } from './axe.ts';
 
 /**
  * Accessibility end to end: axe-core (injected into Debian's Chromium) audits every page of the app
@@ -19,15 +19,7 @@ import {
  * console stays free of errors throughout. Screenshots: test-artifacts/screenshots/a11y-*.png.
  */
 const SHOTS = join(ROOT, 'test-artifacts', 'screenshots');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'accessible wallet';
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[]; failureSummary?: string }[];
-}
 
 let ui: UiNode;
 let browser: Browser;
@@ -35,36 +27,13 @@ let context: BrowserContext;
 let page: Page;
 const consoleErrors: string[] = [];
 
-/** Runs axe on the page as it is; returns the violations in a form a failure message can show. */
-async function audit(): Promise<string[]> {
-  // Through the DevTools protocol rather than addScriptTag: the app's CSP (rightly) refuses inline
-  // scripts, and the audit must see the page with its CSP on.
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: unknown[] }> } }
-    ).axe;
-    return (await axe.run(document, { resultTypes: ['violations'] })).violations;
-  });
-  return (violations as Violation[]).map(
-    (v) =>
-      `${v.impact ?? '?'} ${v.id}: ${v.help} — ${v.nodes
-        .slice(0, 4)
-        .map(
-          (n) =>
-            `${n.target.join(' ')}${v.id === 'color-contrast' ? ` (${n.failureSummary?.split('\n').pop()?.trim()})` : ''}`,
-        )
-        .join(' | ')}`,
-  );
-}
-
 /** Audits the current page in both themes, with a screenshot of each. */
 async function auditBothThemes(name: string): Promise<void> {
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     await page.waitForTimeout(100); // styles recomputed
     await page.screenshot({ path: join(SHOTS, `a11y-${name}-${scheme}.png`), fullPage: true });
-    expect(await audit(), `${name} (${scheme})`).toEqual([]);
+    expect(await axeViolations(page), `${name} (${scheme})`).toEqual([]);
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }

@@ -11,6 +11,7 @@ import {
   startUiNode,
   type UiNode,
 } from './browser.ts';
+import { axeViolations } from './axe.ts';
 
 /**
  * Desktop habits end to end, in Debian's Chromium against a real node: a clean first load (icons, no
@@ -124,6 +125,7 @@ describe('desktop habits in Chromium against a real node', () => {
       expect(await page.evaluate(() => !!document.activeElement?.closest('dialog[open]'))).toBe(true);
     }
     await shot(page, '02-shortcuts-help');
+    expect(await axeViolations(page)).toEqual([]);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     // ? toggles, and a second ? closes it as well.
@@ -180,6 +182,10 @@ describe('desktop habits in Chromium against a real node', () => {
     expect(await page.getByTestId('send-memo').inputValue()).toBe('lunch 🍕');
     expect(await page.getByTestId('payment-link-notice').innerText()).toMatch(/payment link to Café/);
     await shot(page, '04-payment-link-filled');
+    for (const scheme of ['dark', 'light'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      expect(await axeViolations(page), `payment link notice (${scheme})`).toEqual([]);
+    }
     await page.getByTestId('send-review').click();
     await page.getByTestId('send-review-card').waitFor();
     expect(await page.getByTestId('review-amount').getAttribute('data-micro')).toBe('12500000');
@@ -197,6 +203,7 @@ describe('desktop habits in Chromium against a real node', () => {
       /cannot be used: the amount "1\.1234567": at most 6 decimal places/,
     );
     await shot(page, '06-payment-link-error');
+    expect(await axeViolations(page)).toEqual([]);
     await page.getByTestId('payment-link-dismiss').click();
     await page.getByTestId('payment-link-error').waitFor({ state: 'detached' });
     const to = '12'.repeat(32);
@@ -259,6 +266,7 @@ describe('desktop habits in Chromium against a real node', () => {
         },
       ]);
     await shot(page, '08-incoming-funds');
+    expect(await axeViolations(page)).toEqual([]);
     // Told once: the next refreshes of the pending list add nothing.
     await page.waitForTimeout(5000);
     expect(await page.evaluate(() => (window as unknown as { __notes: unknown[] }).__notes)).toHaveLength(1);

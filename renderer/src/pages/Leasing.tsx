@@ -378,7 +378,9 @@ function NewLease({
                   <th>Provider</th>
                   <th className="num">Price</th>
                   <th className="num">Total</th>
-                  <th />
+                  <th>
+                    <span className="visually-hidden">Choose</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>

@@ -424,7 +424,9 @@ export function PendingCard({ account }: { account: AccountInfo }) {
                 <th>From</th>
                 <th className="num">Amount</th>
                 <th>Sent</th>
-                <th />
+                <th>
+                  <span className="visually-hidden">Receive</span>
+                </th>
               </tr>
             </thead>
             <tbody>
