@@ -226,15 +226,24 @@ describe('desktop habits in Chromium against a real node', () => {
     await page.keyboard.press('Escape');
   });
 
-  it('tells of incoming funds: a notice in the window, a notification while the page is hidden', async () => {
+  it('tells of incoming funds: a notice in the window, then, once allowed, a notification while hidden', async () => {
     const { page } = alice;
-    // The browser's notification and visibility, observed: a recording Notification, a hidden page.
+    // The browser's notification and visibility, observed: a recording Notification (not yet
+    // allowed), a hidden page.
     await page.evaluate(() => {
-      const w = window as unknown as { __notes: { title: string; body: string }[] };
+      const w = window as unknown as { __notes: { title: string; body: string }[]; __asked: number };
       w.__notes = [];
+      w.__asked = 0;
+      let permission = 'default';
       class RecordingNotification {
-        static permission = 'granted';
-        static requestPermission = () => Promise.resolve('granted');
+        static get permission() {
+          return permission;
+        }
+        static requestPermission() {
+          w.__asked += 1;
+          permission = 'granted';
+          return Promise.resolve('granted');
+        }
         onclick: (() => void) | null = null;
         constructor(title: string, opts: { body: string }) {
           w.__notes.push({ title, body: opts.body });
@@ -244,32 +253,41 @@ describe('desktop habits in Chromium against a real node', () => {
       Object.defineProperty(window, 'Notification', { configurable: true, value: RecordingNotification });
       Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
     });
+    const notes = () => page.evaluate(() => (window as unknown as { __notes: unknown[] }).__notes);
     await page.keyboard.press('g');
     await page.keyboard.press('w');
     await page.getByTestId('wallet-page').waitFor();
 
     // Bob, with a wallet of his own on the same node (the node's client, as a script would), sends
-    // 250.5 XE to Alice: a real block, proof of work included.
+    // Alice 250.5 XE, then 7 XE: real blocks, proof of work included.
     const bob = await ui.node.wallet();
     await bob.claim(1_000_000_000n);
     await bob.send(alice.address, 250_500_000n, 'XE');
 
-    const notice = page.getByTestId('toast').filter({ hasText: 'Incoming: 250.5 XE' });
-    await notice.waitFor({ timeout: 20_000 });
-    expect(await notice.innerText()).toMatch(/Incoming: 250\.5 XE\. To .+, from [0-9a-f]{8}…/);
-    await expect
-      .poll(() => page.evaluate(() => (window as unknown as { __notes: unknown[] }).__notes))
-      .toEqual([
-        {
-          title: 'Incoming: 250.5 XE',
-          body: expect.stringMatching(/^To .+, from [0-9a-f]{8}…[0-9a-f]{8}\. Receive it in the wallet\.$/),
-        },
-      ]);
+    const first = page.getByTestId('toast').filter({ hasText: 'Incoming: 250.5 XE' });
+    await first.waitFor({ timeout: 20_000 });
+    expect(await first.getByTestId('toast-text').innerText()).toMatch(
+      /^Incoming: 250\.5 XE\. To .+, from [0-9a-f]{8}…[0-9a-f]{8}\. Receive it in the wallet\.$/,
+    );
+    expect(await notes()).toEqual([]); // not allowed yet: the notice only
     await shot(page, '08-incoming-funds');
     expect(await axeViolations(page)).toEqual([]);
+    // Allowed from the notice's button (browsers ask only from a click).
+    await first.getByTestId('toast-action').click();
+    expect(await page.evaluate(() => (window as unknown as { __asked: number }).__asked)).toBe(1);
+
+    await bob.send(alice.address, 7_000_000n, 'XE');
+    await page.getByTestId('toast').filter({ hasText: 'Incoming: 7 XE' }).waitFor({ timeout: 20_000 });
+    await expect.poll(notes).toEqual([
+      {
+        title: 'Incoming: 7 XE',
+        body: expect.stringMatching(/^To .+, from [0-9a-f]{8}…[0-9a-f]{8}\. Receive it in the wallet\.$/),
+      },
+    ]);
+    await shot(page, '09-incoming-funds-notified');
     // Told once: the next refreshes of the pending list add nothing.
     await page.waitForTimeout(5000);
-    expect(await page.evaluate(() => (window as unknown as { __notes: unknown[] }).__notes)).toHaveLength(1);
+    expect(await notes()).toHaveLength(1);
   }, 120_000);
 
   it('Ctrl+L locks the wallet', async () => {
@@ -277,7 +295,7 @@ describe('desktop habits in Chromium against a real node', () => {
     await page.locator('h2').first().click();
     await page.keyboard.press('Control+l');
     await page.getByTestId('unlock').waitFor();
-    await shot(page, '09-locked-by-shortcut');
+    await shot(page, '10-locked-by-shortcut');
   });
 
   it('kept the console free of errors and every request answered', () => {
