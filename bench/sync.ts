@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { driveIngest } from './ingest-client.ts';
 import { fmtRate, ratio } from './measure.ts';
 import { buildChain, fastKey } from './node.ts';
@@ -30,6 +31,26 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Node options that preload the event-loop delay probe (loop-lag-probe.ts) writing to `file`. */
+const PROBE = fileURLToPath(new URL('./loop-lag-probe.ts', import.meta.url));
+function probeEnv(file: string, extra = ''): NodeJS.ProcessEnv {
+  return { ...process.env, NODE_OPTIONS: `--import ${PROBE} ${extra}`.trim(), BENCH_LAG_FILE: file };
+}
+
+interface Lag {
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+}
+
+function readLag(file: string): Lag {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Lag;
+  } catch {
+    return { p50_ms: NaN, p99_ms: NaN, max_ms: NaN };
+  }
+}
+
 const P2P = ['--p2p-port', '0', '--p2p-bind', '127.0.0.1'];
 const COMMON = ['--api-port', '0', '--rate-limit', 'off', '--log-level', 'warn'];
 
@@ -38,15 +59,12 @@ async function ingestSource(
   log: (l: string) => void,
   data: string,
   n: number,
-): Promise<{ rate: number; blocks: number; cpuUs: number }> {
-  const node = await spawnNode([
-    '--data-dir',
-    data,
-    '--pow-difficulty',
-    DIFFICULTY.toString(16),
-    '--no-p2p',
-    ...COMMON,
-  ]);
+): Promise<{ rate: number; blocks: number; cpuUs: number; lag: Lag }> {
+  const lagFile = `${data}-lag.json`;
+  const node = await spawnNode(
+    ['--data-dir', data, '--pow-difficulty', DIFFICULTY.toString(16), '--no-p2p', ...COMMON],
+    { env: probeEnv(lagFile) },
+  );
   try {
     const { network_id } = await json<{ network_id: string }>(`${node.url}/node`);
     const accounts = Math.max(CLIENTS, Math.round(n / PER_ACCOUNT));
@@ -60,7 +78,9 @@ async function ingestSource(
       `source: pre-built ${total} signed, solved blocks on ${accounts} accounts in ${((performance.now() - t) / 1000).toFixed(1)} s`,
     );
     const cpu0 = cpuSeconds(node.proc.pid!);
+    node.proc.kill('SIGUSR2'); // the probe's delay figures start here
     const r = await driveIngest(node.url, streams);
+    const lag = readLag(lagFile);
     const cpuUs = ((cpuSeconds(node.proc.pid!) - cpu0) / total) * 1e6;
     if (r.failed) throw new Error(`source ingest: ${r.failed} failed, first: ${r.firstError}`);
     // Every block final at the source, so joiners are asked for nothing the source cannot vote for.
@@ -73,7 +93,10 @@ async function ingestSource(
     log(
       `baseline: single-node HTTP ingest, ${CLIENTS} clients: ${fmtRate(r.rate)} blocks (node CPU ${cpuUs.toFixed(0)} µs per block)`,
     );
-    return { rate: r.rate, blocks: block_count, cpuUs };
+    log(
+      `event-loop delay of the node's thread under full ingest: p50 ${lag.p50_ms.toFixed(1)} ms, p99 ${lag.p99_ms.toFixed(1)} ms, max ${lag.max_ms.toFixed(0)} ms (target p99 < 20 ms)`,
+    );
+    return { rate: r.rate, blocks: block_count, cpuUs, lag };
   } finally {
     await node.stop();
   }
@@ -84,6 +107,7 @@ interface JoinResult {
   appliedSeconds: number;
   rate: number;
   cpuUs: number;
+  lag: Lag;
 }
 
 /** A fresh node joins `peers`; time from its start until it holds all `blocks` and all are final. */
@@ -96,17 +120,17 @@ async function joinNetwork(
   label: string,
 ): Promise<JoinResult> {
   const prof = process.env.BENCH_SYNC_PROF;
-  const env = prof
-    ? {
-        ...process.env,
-        NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof} --cpu-prof-name=${label}.cpuprofile`,
-      }
-    : process.env;
+  const lagFile = `${dir}-lag.json`;
+  const env = probeEnv(
+    lagFile,
+    prof ? `--cpu-prof --cpu-prof-dir=${prof} --cpu-prof-name=${label}.cpuprofile` : '',
+  );
   const started = performance.now();
   const node = await spawnNode(
     ['--data-dir', dir, '--genesis-dir', genesisDir, '--dial', peers.join(','), ...P2P, ...COMMON],
     { env },
   );
+  node.proc.kill('SIGUSR2');
   let applied = 0;
   let lastLog = performance.now();
   try {
@@ -128,12 +152,14 @@ async function joinNetwork(
       await new Promise((res) => setTimeout(res, 50));
     }
     const ms = performance.now() - started;
+    const lag = readLag(lagFile);
     const cpuUs = (cpuSeconds(node.proc.pid!) / blocks) * 1e6;
     return {
       seconds: ms / 1000,
       appliedSeconds: applied / 1000,
       rate: blocks / (ms / 1000),
       cpuUs,
+      lag,
     };
   } finally {
     await node.stop();
@@ -163,6 +189,8 @@ export default async function benchSync(log: (line: string) => void): Promise<Re
     const figures: Record<string, number> = {
       ingest_baseline_blocks_per_s: base.rate,
       ingest_baseline_node_cpu_us_per_block: base.cpuUs,
+      ingest_loop_delay_p99_ms: base.lag.p99_ms,
+      ingest_loop_delay_max_ms: base.lag.max_ms,
     };
     for (const k of cases) {
       const r = await joinNetwork(
@@ -176,8 +204,10 @@ export default async function benchSync(log: (line: string) => void): Promise<Re
       log(
         `catch-up, ${k} peer${k > 1 ? 's' : ''}: ${base.blocks} blocks held in ${r.appliedSeconds.toFixed(1)} s, all final in ${r.seconds.toFixed(1)} s` +
           ` (process start included): ${fmtRate(r.rate)} blocks, ${ratio(r.rate, base.rate)} of HTTP ingest (target 0.50);` +
-          ` joiner CPU ${r.cpuUs.toFixed(0)} µs per block`,
+          ` joiner CPU ${r.cpuUs.toFixed(0)} µs per block (all threads, start-up included);` +
+          ` its event-loop delay p99 ${r.lag.p99_ms.toFixed(1)} ms, max ${r.lag.max_ms.toFixed(0)} ms`,
       );
+      figures[`sync_${k}peer_loop_p99_ms`] = r.lag.p99_ms;
       figures[`sync_${k}peer_seconds`] = r.seconds;
       figures[`sync_${k}peer_blocks_per_s`] = r.rate;
       figures[`sync_${k}peer_ratio`] = r.rate / base.rate;

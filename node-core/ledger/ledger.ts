@@ -300,14 +300,21 @@ export class Ledger extends LedgerReads {
    * earlier block of the page declares (an opening block): the group's own key check (applyBlock)
    * still refuses it unless the account on disk then holds that key. Answers each block's outcome in
    * order: its result, or the LedgerError that refused it; anything else (the store failed) throws.
+   * `maxGroup` bounds the blocks per commit, and the checks yield every as many blocks: a long page
+   * applied in one go would hold the node's thread (shared with the window) for a tenth of a second.
    */
-  async submitBatch(blocks: Block[], opts: SubmitOptions): Promise<(SubmitResult | LedgerError)[]> {
+  async submitBatch(
+    blocks: Block[],
+    opts: SubmitOptions & { maxGroup?: number },
+  ): Promise<(SubmitResult | LedgerError)[]> {
+    const maxGroup = Math.max(1, opts.maxGroup ?? blocks.length);
     const out: (SubmitResult | Error | undefined)[] = new Array(blocks.length);
     const declared = new Map<string, string>();
     const checks: Promise<void>[] = [];
     const ready: { i: number; block: SignedBlock; hashed: HashedBlock; keyUsed: string | undefined }[] = [];
-    blocks.forEach((b, i) => {
-      const block = b as SignedBlock;
+    for (let i = 0; i < blocks.length; i++) {
+      if (i > 0 && i % maxGroup === 0) await new Promise((r) => setImmediate(r));
+      const block = blocks[i] as SignedBlock;
       try {
         if (!block.hash) throw new LedgerError('hash_missing', 'hash is required');
         const hashed = this.checkStateless(block, opts);
@@ -319,7 +326,7 @@ export class Ledger extends LedgerReads {
               (e: unknown) => void (out[i] = asError(e)),
             ),
           );
-          return;
+          continue;
         }
         let keyUsed: string | undefined;
         if (!block.signatures) {
@@ -347,11 +354,16 @@ export class Ledger extends LedgerReads {
       } catch (e) {
         out[i] = asError(e);
       }
-    });
+    }
     await Promise.all(checks);
-    const applied: Promise<void>[] = [];
+    let applied: Promise<void>[] = [];
     for (const { i, block, hashed, keyUsed } of ready) {
       if (out[i] !== undefined) continue; // its signature failed
+      // A full group is committed before the next is queued (queued together, they would be one).
+      if (applied.length >= maxGroup) {
+        await Promise.all(applied);
+        applied = [];
+      }
       this.prechecked.delete(block.hash);
       applied.push(
         new Promise<void>((resolve) => {

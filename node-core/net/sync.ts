@@ -33,6 +33,12 @@ import { SyncReporter } from './sync-progress.ts';
  */
 export const SYNC_PAGE = 500;
 const ROUND_EVERY_MS = 30_000;
+/**
+ * Blocks per commit when a page is applied, and votes counted per turn of the event loop: small
+ * enough that the node's thread is never held for long (profile: 1,000 blocks took 80-120 ms).
+ */
+const APPLY_GROUP = 250;
+const VOTE_SLICE = 100;
 /** Sync requests travel on the sync protocol, not the rate-limited messenger. */
 const SYNC = { channel: 'sync' } as const;
 
@@ -255,7 +261,7 @@ export class Syncer {
         apply: async (blocks) => {
           for (const b of blocks) this.applying.add(b.hash!);
           try {
-            return await ledger.submitBatch(blocks, { live: false });
+            return await ledger.submitBatch(blocks, { live: false, maxGroup: APPLY_GROUP });
           } finally {
             for (const b of blocks) this.applying.delete(b.hash!);
           }
@@ -355,7 +361,12 @@ export class Syncer {
         }),
       );
     }
-    for (const v of votes) this.d.consensus.onVote(v);
+    // In slices with a turn of the event loop between: counting a page's votes in one go held the
+    // node's thread (which the window shares) for over 100 ms.
+    for (let i = 0; i < votes.length; i++) {
+      if (i > 0 && i % VOTE_SLICE === 0) await new Promise((r) => setImmediate(r));
+      this.d.consensus.onVote(votes[i]!);
+    }
   }
 
   /**

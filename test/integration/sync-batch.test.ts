@@ -108,6 +108,20 @@ describe('Ledger.submitBatch', () => {
     expect(t.node.ledger.getAccount(b.address)?.frontier).toBe(page.at(-1)!.hash);
   });
 
+  it('commits at most maxGroup blocks at a time, in order, when asked to', async () => {
+    const [a, b] = [account(), account()];
+    const page = [...chain(a, 20), ...chain(b, 20)];
+    const groups: CommittedBlock[][] = [];
+    t.node.ledger.onCommitted((c) => groups.push(c));
+    const out = await t.node.ledger.submitBatch(page, { live: false, maxGroup: 10 });
+    expect(out.map(codeOf)).toEqual(page.map(() => 'accepted'));
+    const mine = groups
+      .map((g) => g.filter((c) => c.block.account === a.address || c.block.account === b.address))
+      .filter((g) => g.length > 0);
+    expect(mine.map((g) => g.length)).toEqual([10, 10, 10, 10, 2]);
+    expect(mine.flat().map((c) => c.block.hash)).toEqual(page.map((x) => x.hash));
+  });
+
   it('refuses a forged block alone; what was built on it cannot pass; other chains are applied', async () => {
     const [a, b] = [account(), account()];
     const ca = chain(a, 5);
