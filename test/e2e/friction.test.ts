@@ -122,7 +122,10 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     await page.getByTestId('nav-contacts').click();
     await page.getByTestId('contacts-page').waitFor();
     held.release();
-    await toastSaying('Claimed 1,000 XE of test funds for Main account.');
+    const claimed = await toastSaying('Claimed 1,000 XE of test funds for Main account.');
+    expect(await claimed.getByTestId('toast-link').getAttribute('href')).toMatch(
+      /^#\/explorer\/block\/[0-9a-f]{64}$/,
+    );
     await shot('02-claim-toast-elsewhere');
     await closeToasts();
     await page.getByTestId('nav-wallet').click();
@@ -130,6 +133,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     const row = page.getByTestId('activity-row').first();
     expect(await row.getAttribute('data-kind')).toBe('claim');
     expect(await row.getAttribute('data-state')).toBe('done');
+    expect(await row.getByTestId('activity-block').innerText()).toBe('View block');
   });
 
   it('narrow window (800x600): the balance is on the first screen', async () => {

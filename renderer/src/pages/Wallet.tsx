@@ -1,6 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useState, type FormEvent } from 'react';
 import type { PendingSend } from '../../../node-core/client/client.ts';
+import type { Block } from '../../../node-core/protocol/block.ts';
 import { ActivityList } from '../activity/ActivityList.tsx';
 import { startAction, useLatestAction, useWatchAction } from '../activity/actions.ts';
 import { errorMessage } from '../api.ts';
@@ -286,26 +287,28 @@ function TestFundsCard({ account }: { account: AccountInfo }) {
   const qc = useQueryClient();
   const faucet = useFaucet();
   const allowance = useClaimAllowance(account.address);
-  const latest = useLatestAction<bigint, bigint>('claim', account.address);
+  const latest = useLatestAction<bigint, Block>('claim', account.address);
   useWatchAction(latest?.id);
   const busy = latest?.state === 'running';
   const runClaim = () => {
     const left = allowance.data?.left ?? TEST_FUNDS;
     const amount = left < TEST_FUNDS ? left : TEST_FUNDS;
-    startAction<bigint, bigint>({
+    startAction<bigint, Block>({
       kind: 'claim',
       account: account.address,
       title: `Test funds for ${account.label}`,
       input: amount,
       run: async () => {
         try {
-          await accountWriter().claim(account.address, amount, `test funds for ${account.label}`);
+          return await accountWriter().claim(account.address, amount, `test funds for ${account.label}`);
         } finally {
           await invalidateAccounts(qc, account.address);
         }
-        return amount;
       },
-      describe: (a) => ({ text: `Claimed ${groupedUnits(a)} XE of test funds for ${account.label}.` }),
+      describe: (b) => ({
+        text: `Claimed ${groupedUnits(amount)} XE of test funds for ${account.label}.`,
+        blockHash: b.hash,
+      }),
     });
   };
   const usedUp = allowance.data !== undefined && allowance.data.left === 0n;
@@ -341,9 +344,9 @@ function TestFundsCard({ account }: { account: AccountInfo }) {
               Working on it: the proof of work runs on this computer. You can leave this page meanwhile.
             </p>
           )}
-          {latest?.state === 'done' && latest.result !== undefined && (
+          {latest?.state === 'done' && (
             <div className="success box" data-testid="claim-success">
-              Claimed {groupedUnits(latest.result)} XE.
+              Claimed {groupedUnits(latest.input)} XE.
             </div>
           )}
           {latest?.state === 'failed' && <ErrorText error={latest.error} testId="claim-error" />}
