@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './axe.ts';
 import {
   addAccount,
   createWallet,
@@ -203,6 +204,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     await page.getByTestId('send-confirm').click();
     await held.arrived;
     await page.getByTestId('send-running').waitFor();
+    expect(await axeViolations(page), '07-send-running').toEqual([]);
     await shot('07-send-running');
     // Away and back while it runs: the form shows it still running, not an empty form.
     await openTab('overview');
@@ -215,6 +217,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     await page.getByTestId('explorer-page').waitFor();
     held.release();
     const sent = await toastSaying('Sent 5 XE to Savings.');
+    expect(await axeViolations(page), '08-send-toast-elsewhere').toEqual([]);
     await shot('08-send-toast-elsewhere');
     await sent.getByTestId('toast-link').click();
     await page.getByTestId('explorer-block').waitFor();
@@ -249,6 +252,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
       /This address has never been used\. No account has it and nothing has been sent to it yet\./,
     );
     expect(await page.getByTestId('send-confirm').isDisabled()).toBe(true);
+    expect(await axeViolations(page), '10-send-unknown-recipient').toEqual([]);
     await shot('10-send-unknown-recipient');
     await page.getByTestId('send-unknown-ack').check();
     expect(await page.getByTestId('send-confirm').isEnabled()).toBe(true);
@@ -290,6 +294,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     for (const from of await page.getByTestId('pending-from').allInnerTexts()) {
       expect(from).toMatch(/^Main account\s*yours/);
     }
+    expect(await axeViolations(page), '11-pending-own-names').toEqual([]);
     await shot('11-pending-own-names');
     const held = await holdNext('/blocks/receive');
     await page.getByTestId('receive-all').click();
@@ -318,6 +323,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     expect(await savingsSends.first().getByTestId('history-counterparty').getAttribute('data-kind')).toBe(
       'own',
     );
+    expect(await axeViolations(page), '13-history-names').toEqual([]);
     await shot('13-history-names');
     const hash = await savingsSends.first().getAttribute('data-hash');
     await savingsSends.first().getByTestId('history-block-link').click();
@@ -343,6 +349,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     expect((await amounts.evaluateAll((els) => els.map((e) => e.getAttribute('data-micro')))).sort()).toEqual(
       ['2000000', '5000000'],
     );
+    expect(await axeViolations(page), '14-explorer-receive-amounts').toEqual([]);
     await shot('14-explorer-receive-amounts');
     await page.getByTestId('nav-explorer').click();
     await page.getByTestId('explorer-recent').waitFor();
@@ -372,6 +379,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe(
       'contact-delete-dialog-cancel',
     );
+    expect(await axeViolations(page), '16-contact-delete-confirm').toEqual([]);
     await shot('16-contact-delete-confirm');
     await page.keyboard.press('Escape');
     await dialog.locator('h2').waitFor({ state: 'detached' });
@@ -404,6 +412,7 @@ describe('everyday friction in the wallet, in Chromium against a real node', () 
     await page.getByTestId('contact-delete-dialog-ok').click();
     const deleted = await toastSaying('Deleted Friend from the address book.');
     expect(await deleted.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(26, 29, 36)');
+    expect(await axeViolations(page), '19b-toast-dark').toEqual([]);
     await shot('19b-toast-dark', false);
     await deleted.getByTestId('toast-action').click();
     await page.getByTestId('contact-row').filter({ hasText: 'Friend' }).waitFor();
