@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { LedgerNode, NodeStartError } from '../node.ts';
+import type { LedgerNode } from '../node.ts';
 import { NODE_VERSION } from '../version.ts';
 import { HELP, parseArgs, UsageError } from './args.ts';
 import { prettyDestination, wantsColor, wantsPretty } from './log-format.ts';
@@ -44,6 +44,8 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
       ? prettyDestination(process.stderr, { color: wantsColor(process.stderr.isTTY === true, process.env) })
       : pino.destination(2),
   );
+  // Loaded here, not at the top: the wallet commands above never start a node and start in half the time.
+  const { LedgerNode, NodeStartError } = await import('../node.ts');
   const dataDir = opts.dataDir ?? defaultDataDir();
   const node = new LedgerNode({
     dataDir,
