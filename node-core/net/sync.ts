@@ -323,10 +323,21 @@ export class Syncer {
           for (const h of c.candidates) if (!open.includes(h)) open.push(h);
       if (open.length === 0) return;
       let got = 0;
-      for (let i = 0; i < open.length; i += SYNC_PAGE) {
-        const answer = await host
-          .request<{ votes: unknown[] }>(p.id, 'final_votes', { hashes: open.slice(i, i + SYNC_PAGE) }, SYNC)
-          .catch(() => ({ votes: [] }));
+      // The slices' requests go out together (the peer signs while this node counts).
+      const answers: Promise<{ votes: unknown[] }>[] = [];
+      for (let i = 0; i < open.length; i += SYNC_PAGE)
+        answers.push(
+          host
+            .request<{ votes: unknown[] }>(
+              p.id,
+              'final_votes',
+              { hashes: open.slice(i, i + SYNC_PAGE) },
+              SYNC,
+            )
+            .catch(() => ({ votes: [] })),
+        );
+      for (const pending of answers) {
+        const answer = await pending;
         if (!Array.isArray(answer.votes)) continue;
         got += answer.votes.length;
         await this.countVotes(answer.votes);
