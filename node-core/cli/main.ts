@@ -95,22 +95,9 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
         'list; use --admin-token-file or LEDGER_NODE_ADMIN_TOKEN instead',
     );
   }
-  const uiUrl = node.uiUrl;
-  logger.info(
-    { url: node.url, ui_url: uiUrl, data_dir: dataDir, network_id: node.statechain.networkId },
-    'ready',
-  );
-  // The API address stays the first word after "API": scripts read it with /API (\S+)/.
-  process.stdout.write(
-    `ledger-node ready: API ${node.url}${uiUrl === undefined ? '' : ` UI ${uiUrl}`} ` +
-      `(network ${node.statechain.networkId}, data ${dataDir})\n`,
-  );
-  if (uiUrl === undefined && node.uiDir !== undefined) {
-    logger.warn({ ui_dir: node.uiDir }, 'the GUI is not built (npm run build:renderer): /ui/ says so');
-  }
-  hooks.onReady?.(node);
-
-  return new Promise<number>((resolve) => {
+  // Signal handlers before the ready line: a script that stops the node as soon as it reads that
+  // line gets a clean stop, not the default action of a signal nobody handles yet (which kills).
+  const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -130,4 +117,20 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+  const uiUrl = node.uiUrl;
+  logger.info(
+    { url: node.url, ui_url: uiUrl, data_dir: dataDir, network_id: node.statechain.networkId },
+    'ready',
+  );
+  // The API address stays the first word after "API": scripts read it with /API (\S+)/.
+  process.stdout.write(
+    `ledger-node ready: API ${node.url}${uiUrl === undefined ? '' : ` UI ${uiUrl}`} ` +
+      `(network ${node.statechain.networkId}, data ${dataDir})\n`,
+  );
+  if (uiUrl === undefined && node.uiDir !== undefined) {
+    logger.warn({ ui_dir: node.uiDir }, 'the GUI is not built (npm run build:renderer): /ui/ says so');
+  }
+  hooks.onReady?.(node);
+
+  return stopped;
 }

@@ -17,9 +17,14 @@ function runUntilReady(extra: string[]): Promise<{ stdout: string; stderr: strin
     );
     let stdout = '';
     let stderr = '';
+    let stopped = false;
     p.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
-      if (stdout.includes('ledger-node ready')) p.kill('SIGINT');
+      // Once: a second SIGINT while stopping would kill the process (the handler is a `once`).
+      if (!stopped && stdout.includes('ledger-node ready')) {
+        stopped = true;
+        p.kill('SIGINT');
+      }
     });
     p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const t = setTimeout(() => {
