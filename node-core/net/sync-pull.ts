@@ -143,8 +143,9 @@ async function onePass(
     const spans: { need: ChainNeed; start: number; count: number }[] = [];
     for (const want of wants) {
       const need = byAccount.get(want.account)!;
-      const page = pages.find((p) => p.account === want.account);
-      const blocks = page?.blocks ?? [];
+      const page = Array.isArray(pages) ? pages.find((p) => p?.account === want.account) : undefined;
+      // Never more than asked for: a page must not run past what later pages of the account carry.
+      const blocks = Array.isArray(page?.blocks) ? page.blocks.slice(0, want.limit) : [];
       stats.blocks_pulled += blocks.length;
       // A short answer: the peer has no more (or an earlier page of the account was set aside).
       if (blocks.length < want.limit) paused.add(want.account);
