@@ -1,6 +1,7 @@
 import type { ChatEnvelope } from '../protocol/payloads.ts';
 import { parseJson } from '../protocol/json.ts';
-import { ApiRequestError, type LedgerClient } from './client.ts';
+import type { LedgerClient } from './client.ts';
+import { apiErrorOf } from './errors.ts';
 import { bigOf } from './leasing.ts';
 
 /**
@@ -108,7 +109,7 @@ export class ChatApi {
     ].join('');
     const path = `/chat/messages?${q}${extra}`;
     const r = await this.client.request('GET', path);
-    if (r.status >= 400) throw new ApiRequestError(r.status, r.body, 'GET', '/chat/messages');
+    if (r.status >= 400) throw apiErrorOf(r.status, r.body, 'GET', '/chat/messages', r.headers);
     const list = Array.isArray(r.body) ? r.body : [];
     return {
       messages: list.map(chatMessageOf).filter((m): m is ChatMessage => m !== undefined),
@@ -128,7 +129,7 @@ export class ChatApi {
     const q = await prove(await this.challenge());
     const path = `/chat/messages/${id}/retry?${q}`;
     const r = await this.client.request('POST', path);
-    if (r.status >= 400) throw new ApiRequestError(r.status, r.body, 'POST', `/chat/messages/${id}/retry`);
+    if (r.status >= 400) throw apiErrorOf(r.status, r.body, 'POST', `/chat/messages/${id}/retry`, r.headers);
     const o = obj(r.body);
     const d = o.delivery;
     return {
@@ -161,7 +162,7 @@ export class ChatApi {
       } catch {
         body = undefined;
       }
-      throw new ApiRequestError(res.status, body as never, 'GET', '/chat/events');
+      throw apiErrorOf(res.status, body, 'GET', '/chat/events', res.headers);
     }
     let last = opts.lastEventId;
     const reader = res.body.getReader();
@@ -197,7 +198,7 @@ export class ChatApi {
   async lookup(account: string): Promise<{ pub_key: string; node_peer: string } | undefined> {
     const r = await this.client.request('GET', `/directory/${account}`);
     if (r.status === 404) return undefined;
-    if (r.status >= 400) throw new ApiRequestError(r.status, r.body, 'GET', '/directory');
+    if (r.status >= 400) throw apiErrorOf(r.status, r.body, 'GET', '/directory', r.headers);
     const o = obj(r.body);
     const key = typeof o.pub_key === 'string' ? o.pub_key : typeof o.account === 'string' ? o.account : '';
     return { pub_key: key, node_peer: typeof o.node_peer === 'string' ? o.node_peer : '' };

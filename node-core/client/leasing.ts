@@ -2,6 +2,7 @@ import type { Attestation } from '../protocol/block.ts';
 import type { MarketplaceRequest } from '../protocol/marketplace.ts';
 import { stringifyJson } from '../protocol/json.ts';
 import type { LedgerClient } from './client.ts';
+import { apiErrorOf } from './errors.ts';
 
 /**
  * Typed reads and requests of the leasing routes, isomorphic (the GUI and scripts): providers, leases,
@@ -274,7 +275,7 @@ export class LeasingClient {
   async lease(hash: string): Promise<LeaseInfo | undefined> {
     const r = await this.client.request('GET', `/leases/${hash}`);
     if (r.status === 404) return undefined;
-    if (r.status >= 400) return Promise.reject(new Error(`GET /leases/${hash}: HTTP ${r.status}`));
+    if (r.status >= 400) throw apiErrorOf(r.status, r.body, 'GET', `/leases/${hash}`, r.headers);
     return parseLease(r.body);
   }
 
@@ -282,7 +283,7 @@ export class LeasingClient {
   async certificate(provider: string): Promise<CertificateInfo | undefined> {
     const r = await this.client.request('GET', `/certificate/${provider}`);
     if (r.status === 404) return undefined;
-    if (r.status >= 400) return Promise.reject(new Error(`GET /certificate/${provider}: HTTP ${r.status}`));
+    if (r.status >= 400) throw apiErrorOf(r.status, r.body, 'GET', `/certificate/${provider}`, r.headers);
     const o = obj(r.body);
     return {
       provider: str(o.provider),
