@@ -58,7 +58,14 @@ export class WalletContext {
     const env = adminTokenFromEnv(this.io.env);
     if (env !== undefined) return env;
     const fromDir = join(this.args.values.get('--data-dir') ?? defaultDataDir(), 'admin-token');
-    return existsSync(fromDir) ? readAdminTokenFile(fromDir) : undefined;
+    if (this.args.values.has('--data-dir')) return readAdminTokenFile(fromDir);
+    // The local node's token, when this user can read it: only operator routes need it, so a file that
+    // is absent or refused (open to other users) must not stop a balance or a send.
+    try {
+      return existsSync(fromDir) ? readAdminTokenFile(fromDir) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   async keystore(): Promise<OpenKeystore> {
