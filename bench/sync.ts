@@ -44,12 +44,17 @@ interface Lag {
   max_ms: number;
 }
 
-function readLag(file: string): Lag {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Lag;
-  } catch {
-    return { p50_ms: NaN, p99_ms: NaN, max_ms: NaN };
+/** The probe's last figures; read again if caught mid-write. Waits one probe interval for fresh ones. */
+async function readLag(file: string): Promise<Lag> {
+  await new Promise((r) => setTimeout(r, 600));
+  for (let i = 0; i < 5; i++) {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as Lag;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
+  return { p50_ms: NaN, p99_ms: NaN, max_ms: NaN };
 }
 
 const P2P = ['--p2p-port', '0', '--p2p-bind', '127.0.0.1'];
@@ -81,8 +86,8 @@ async function ingestSource(
     const cpu0 = cpuSeconds(node.proc.pid!);
     node.proc.kill('SIGUSR2'); // the probe's delay figures start here
     const r = await driveIngest(node.url, streams);
-    const lag = readLag(lagFile);
     const cpuUs = ((cpuSeconds(node.proc.pid!) - cpu0) / total) * 1e6;
+    const lag = await readLag(lagFile);
     if (r.failed) throw new Error(`source ingest: ${r.failed} failed, first: ${r.firstError}`);
     // Every block final at the source, so joiners are asked for nothing the source cannot vote for.
     for (;;) {
@@ -153,8 +158,8 @@ async function joinNetwork(
       await new Promise((res) => setTimeout(res, 50));
     }
     const ms = performance.now() - started;
-    const lag = readLag(lagFile);
     const cpuUs = (cpuSeconds(node.proc.pid!) / blocks) * 1e6;
+    const lag = await readLag(lagFile);
     return {
       seconds: ms / 1000,
       appliedSeconds: applied / 1000,
