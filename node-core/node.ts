@@ -62,6 +62,7 @@ import { DEFAULT_LEASE_TIMING, type LeaseTiming, leaseTimingFromGenesis } from '
 import { LedgerError, type LedgerErrorCode } from './ledger/errors.ts';
 import { NetError } from './net/errors.ts';
 import { Ledger } from './ledger/ledger.ts';
+import { NETWORK_CREATED_META } from './ledger/network-start.ts';
 import { Directory } from './net/directory.ts';
 import { appStoreAreas, chatArea, directoryArea, leaseHoldsArea, NOT_COVERED } from './agent/areas.ts';
 import { AppStore } from './app-store/app-store.ts';
@@ -602,6 +603,8 @@ export class LedgerNode {
       writeGenesisDir(ownGenesis, created);
       bundle = created;
       this.log?.info({ network_id: created.networkId }, 'created a development network');
+      // Its genesis says timestamp 0 (the protocol's): people are told when it really began.
+      this.store.meta.putSync(NETWORK_CREATED_META, this.now().toString());
     }
     if (!this.statechain.tip) await this.statechain.applyGenesis(bundle.state);
     if (!this.ledger.hasGenesis) await this.ledger.applyGenesis(bundle.ledger);

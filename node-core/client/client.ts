@@ -27,6 +27,8 @@ export interface NodeInfo {
   block_count: number;
   pow_difficulty: bigint;
   chat_pow_difficulty: bigint;
+  /** When the network began, Unix ns (genesis blocks say 0); null when the node cannot tell yet. */
+  network_started_at: bigint | null;
   raw: Record<string, unknown>;
 }
 
@@ -245,6 +247,10 @@ export class LedgerClient {
       block_count: Number(raw.block_count),
       pow_difficulty: parseDifficulty(raw.pow_difficulty as string),
       chat_pow_difficulty: parseDifficulty(raw.chat_pow_difficulty as string),
+      network_started_at:
+        typeof raw.network_started_at === 'number' || typeof raw.network_started_at === 'bigint'
+          ? BigInt(raw.network_started_at)
+          : null,
       raw,
     };
   }

@@ -180,6 +180,11 @@ describe('HTTP API: node, network, accounts and pending', () => {
     expect(n.lease_timing).toMatchObject({ min_duration_secs: 60 });
     // a's 50 XE claim is delegated to nobody; the pending 20 XE counts for nobody.
     expect(BigInt(n.total_delegated_weight as string)).toBe(42_000_000n * XE);
+    // Genesis says timestamp 0; the node tells when this development network was created (#16).
+    const started = BigInt(n.network_started_at as number | bigint);
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    expect(started).toBeGreaterThan(nowNs - 600_000_000_000n);
+    expect(started).toBeLessThanOrEqual(nowNs);
   });
 
   it('GET /node names a peer id with peer-to-peer networking off, and a registration naming it is taken (#14)', async () => {

@@ -6,6 +6,7 @@ import type { PendingEntry } from '../../ledger/reads.ts';
 import { hasQuorum } from '../../consensus/weights.ts';
 import { NETCHECK_VERSION, NODE_FEATURES } from '../../net/netcheck.ts';
 import { type Capabilities, repReadiness } from '../../net/rep-readiness.ts';
+import { networkStartedAt } from '../../ledger/network-start.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type RouteDef } from '../route-table.ts';
 import { addressParams, balanceMap, hex64, lower, page, type Page, paged, pageQuery } from './common.ts';
@@ -158,6 +159,14 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
     };
   };
 
+  /** When the network began, read at most once a minute (it looks at the store's first blocks). */
+  let started: { at: number; value: bigint | null } | undefined;
+  const networkStart = (): bigint | null => {
+    if (started === undefined || (started.value === null && Date.now() - started.at > 60_000))
+      started = { at: Date.now(), value: networkStartedAt(node.store) };
+    return started.value;
+  };
+
   /** LS-14: whether this node holds an unexpired certificate of its own. */
   const certificateStatus = () => {
     const own = node.certificates.newestValid(node.nodeKey.address, node.now());
@@ -183,6 +192,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           version: `xe/${node.version}`,
           network_id: node.statechain.networkId,
           genesis_hash: node.genesisHash,
+          // Unix ns; genesis blocks say 0 (ledger/network-start.ts). Null: nothing to tell yet.
+          network_started_at: networkStart(),
           peers: node.p2p?.peers() ?? [],
           peer_count: node.p2p?.peers().length ?? 0,
           listen_addrs: (node.p2p?.listenAddrs ?? []).map((a) =>

@@ -11,7 +11,7 @@ import { blockTime } from '../wallet/format.ts';
 import { useKeystore } from '../keystore/index.ts';
 import { contacts } from '../settings.ts';
 import { findByName, type NamedAddress, useAddressNames } from '../wallet/names.ts';
-import { qk, useBalances, useBlock, useChainWindow, usePending } from '../wallet/queries.ts';
+import { qk, useBalances, useBlock, useChainWindow, useNodeInfo, usePending } from '../wallet/queries.ts';
 import { useAction } from '../wallet/useAction.ts';
 
 /** The explorer: recent blocks, a block by hash, an account by address. */
@@ -126,6 +126,7 @@ function Recent() {
 }
 
 function BlockTable({ entries, showAccount }: { entries: ChainBlock[]; showAccount?: boolean }) {
+  const networkStart = useNodeInfo().data?.network_started_at;
   return (
     <table>
       <thead>
@@ -142,7 +143,8 @@ function BlockTable({ entries, showAccount }: { entries: ChainBlock[]; showAccou
         {entries.map(({ block: b, finalized }) => (
           <tr key={b.hash} data-testid="explorer-block-row">
             <td className="small" data-testid="explorer-block-time">
-              {blockTime(b.type, b.timestamp)} {!finalized && <span className="badge warn">confirming</span>}
+              {blockTime(b.type, b.timestamp, networkStart)}{' '}
+              {!finalized && <span className="badge warn">confirming</span>}
             </td>
             <td>
               <span className="badge">{b.type}</span>
@@ -190,6 +192,7 @@ const HASH_LINKS: Partial<Record<keyof Block, 'block' | 'account'>> = {
 };
 
 function BlockView({ hash }: { hash: string }) {
+  const networkStart = useNodeInfo().data?.network_started_at;
   const q = useBlock(hash);
   if (q.isLoading) return <Loading what="Loading block" />;
   if (q.error) return <ErrorText error={q.error} />;
@@ -222,7 +225,7 @@ function BlockView({ hash }: { hash: string }) {
                 {HASH_LINKS[k] && typeof v === 'string' && !/^0+$/.test(v) ? (
                   <a href={href('explorer', HASH_LINKS[k]!, v)}>{v}</a>
                 ) : k === 'timestamp' && typeof v === 'bigint' ? (
-                  `${blockTime(block.type, v)} (${v} ns)`
+                  `${blockTime(block.type, v, networkStart)} (${v} ns)`
                 ) : (k === 'balance' || k === 'amount') && typeof v === 'bigint' ? (
                   <>
                     <Amount micro={v} asset={block.asset} />{' '}
@@ -246,7 +249,8 @@ function BlockView({ hash }: { hash: string }) {
 
 /** One sentence for a block: who moved what to whom, with names where there are some. */
 function BlockSummary({ block: b }: { block: Block }) {
-  const when = blockTime(b.type, b.timestamp);
+  const networkStart = useNodeInfo().data?.network_started_at;
+  const when = blockTime(b.type, b.timestamp, networkStart);
   const who = <AddressLabel address={b.account} link />;
   if (b.type === 'send') {
     return (

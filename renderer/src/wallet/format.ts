@@ -23,9 +23,13 @@ export function groupedUnits(micro: bigint, minDecimals = 0, seps = displaySepar
 
 /**
  * When a block was made, for people. A genesis block carries timestamp 0 by the protocol (it has no
- * time of its own): it is the network's start, not 1 January 1970.
+ * time of its own): it is the network's start, not 1 January 1970, and the node says when that was
+ * (`network_started_at` in /node) when it can.
  */
-export function blockTime(type: string, ns: bigint): string {
-  if (type === 'genesis' || ns === 0n) return 'at the network’s start';
+export function blockTime(type: string, ns: bigint, networkStart?: bigint | null): string {
+  if (type === 'genesis' || ns === 0n)
+    return networkStart
+      ? `${new Date(Number(networkStart / 1_000_000n)).toLocaleString()} (the network’s start)`
+      : 'at the network’s start';
   return new Date(Number(ns / 1_000_000n)).toLocaleString();
 }
