@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnNode, type SpawnedNode } from '../../bench/spawn-node.ts';
 import type { DevnetKeys } from '../../node-core/genesis/genesis.ts';
@@ -27,7 +27,38 @@ export async function startCliNode(extra: readonly string[] = []): Promise<CliNo
     ...['--genesis-set', 'certificate_iterations=5000', '--no-ui', ...extra],
   ]);
   const keys = JSON.parse(readFileSync(join(dataDir, 'devnet-keys.json'), 'utf8')) as DevnetKeys;
-  return { url: node.url, dataDir, keys, node, stop: () => node.stop() };
+  return {
+    url: node.url,
+    dataDir,
+    keys,
+    node,
+    async stop() {
+      await node.stop();
+      killLeftoverVms(dataDir);
+    },
+  };
+}
+
+/**
+ * A provider keeps its VMs running across its own restarts (they run detached), so a test node's
+ * sandboxes outlive it: each one's process group is led by the process working in `<data>/vms/<lease>`.
+ */
+function killLeftoverVms(dataDir: string): void {
+  const vms = join(dataDir, 'vms') + '/';
+  for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      continue;
+    }
+    if (!cwd.startsWith(vms)) continue;
+    try {
+      process.kill(-Number(pid), 'SIGKILL');
+    } catch {
+      /* gone already */
+    }
+  }
 }
 
 export interface CliResult {
