@@ -3,6 +3,8 @@ import { useEffect, useRef, useState } from 'react';
 import type { AccountInfo } from '../keystore/index.ts';
 import { href } from '../router.ts';
 import { errorMessage } from '../api.ts';
+import { type LeaseAlertKind, LeaseAlertTracker } from '../notify/lease-notice.ts';
+import { tellAway } from '../notify/tell-away.ts';
 import { expiryAlert, holdDecision } from './hold.ts';
 import { renewalCost, spanText } from './quote.ts';
 import { holdOf, holdStore, leasing, renewLease } from './service.ts';
@@ -81,6 +83,24 @@ export function HoldRunner({ accounts }: { accounts: readonly AccountInfo[] }) {
   const alerts = (leases.data ?? [])
     .map((l) => ({ l, a: expiryAlert(l, now), held: holdOf(holds, l.lease_hash)?.enabled === true }))
     .filter((x) => (x.a && !x.held) || lowFunds.has(x.l.lease_hash));
+
+  // Each alert is also told once as a notice: a toast, and a desktop notification when away.
+  const tracker = useRef(new LeaseAlertTracker());
+  const alertKey = alerts
+    .map(({ l, a }) => `${l.lease_hash}:${lowFunds.has(l.lease_hash) ? 'low_funds' : (a?.level ?? '')}`)
+    .join(',');
+  useEffect(() => {
+    const notices = tracker.current.update(
+      alertKey === ''
+        ? []
+        : alertKey.split(',').map((e) => {
+            const [lease, kind] = e.split(':') as [string, LeaseAlertKind];
+            return { lease, kind };
+          }),
+    );
+    for (const n of notices) tellAway(n.title, n.body, href('leasing', 'lease', n.lease, 'renewals'));
+  }, [alertKey]);
+
   if (alerts.length === 0 && !lastError) return null;
   return (
     <div className="lease-alerts" role="status" data-testid="lease-alerts">

@@ -1,12 +1,11 @@
 import { useEffect, useRef } from 'react';
-import { toast } from '../activity/toasts.ts';
 import { desktopBridge } from '../bridge.ts';
-import { askPermission, mayAskPermission, notificationsSupported } from '../chat/notify.ts';
+import { askPermission, mayAskPermission } from '../chat/notify.ts';
 import type { AccountInfo } from '../keystore/index.ts';
-import { navigate } from '../router.ts';
 import { contacts } from '../settings.ts';
 import { useBalancesMany, usePendingMany } from '../wallet/queries.ts';
 import { arrivalNotice, ArrivalTracker } from './incoming.ts';
+import { tellAway } from './tell-away.ts';
 import { totalMicro } from './tray-balance.ts';
 
 /**
@@ -37,23 +36,13 @@ export function IncomingFundsRunner({ accounts }: { accounts: readonly AccountIn
     );
     if (notice === undefined) return;
     const ask = mayAskPermission();
-    toast({
-      tone: 'info',
-      text: `${notice.title}. ${notice.body}`,
-      link: { label: 'Open the wallet', href: '#/wallet' },
-      ...(ask ? { action: { label: 'Notify me when away', run: () => void askPermission() } } : {}),
-      timeoutMs: 12_000,
+    tellAway(notice.title, notice.body, '#/wallet', {
+      linkLabel: 'Open the wallet',
+      tag: 'incoming-funds',
+      ...(ask
+        ? { toast: { action: { label: 'Notify me when away', run: () => void askPermission() } } }
+        : {}),
     });
-    const bridge = desktopBridge();
-    if (bridge) bridge.notify.show(notice.title, notice.body);
-    else if (notificationsSupported() && Notification.permission === 'granted' && document.hidden) {
-      const n = new Notification(notice.title, { body: notice.body, tag: 'incoming-funds' });
-      n.onclick = () => {
-        window.focus();
-        navigate('wallet');
-        n.close();
-      };
-    }
   }, [stamp]);
 
   // The desktop tray's balance: the XE of every account, once all are known; none once locked.
