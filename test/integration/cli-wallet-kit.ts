@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnNode, type SpawnedNode } from '../../bench/spawn-node.ts';
 import type { DevnetKeys } from '../../node-core/genesis/genesis.ts';
@@ -21,7 +21,8 @@ export interface CliNode {
 }
 
 export async function startCliNode(extra: readonly string[] = []): Promise<CliNode> {
-  const dataDir = join(tempDir('cli-wallet-'), 'node');
+  const root = tempDir('cli-wallet-');
+  const dataDir = join(root, 'node');
   const node = await spawnNode([
     ...['--data-dir', dataDir, '--api-port', '0', '--no-p2p', '--pow-difficulty', '2', '--rate-limit', 'off'],
     ...['--genesis-set', 'certificate_iterations=5000', '--no-ui', ...extra],
@@ -35,6 +36,7 @@ export async function startCliNode(extra: readonly string[] = []): Promise<CliNo
     async stop() {
       await node.stop();
       killLeftoverVms(dataDir);
+      rmSync(root, { recursive: true, force: true });
     },
   };
 }

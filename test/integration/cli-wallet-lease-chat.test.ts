@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, waitFor } from '../helpers/node.ts';
@@ -10,6 +11,7 @@ import { type CliNode, runCli, startCliNode } from './cli-wallet-kit.ts';
  */
 let node: CliNode;
 let env: NodeJS.ProcessEnv;
+let ksDir: string | undefined;
 const cli = (args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs?: number) =>
   runCli(args, { env: { ...env, ...extra }, ...(timeoutMs ? { timeoutMs } : {}) });
 const json = <T>(s: string): T => JSON.parse(s) as T;
@@ -19,7 +21,7 @@ beforeAll(async () => {
   node = await startCliNode(['--vm-driver', 'sandbox', '--provide']);
   env = {
     LEDGER_NODE_URL: node.url,
-    LEDGER_KEYSTORE: join(tempDir('cli-lease-'), 'keystore.json'),
+    LEDGER_KEYSTORE: join((ksDir = tempDir('cli-lease-')), 'keystore.json'),
     LEDGER_KEYSTORE_PASSPHRASE: 'pw',
   };
   for (const label of ['alice', 'bob']) expect((await cli(['keys', 'new', '--label', label])).code).toBe(0);
@@ -37,6 +39,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await node?.stop();
+  if (ksDir) rmSync(ksDir, { recursive: true, force: true });
 });
 
 describe('ledger-node lease', { timeout: 120_000 }, () => {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multisigAddress } from '../../node-core/protocol/keys.ts';
@@ -40,6 +40,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await node?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('ledger-node multisig', { timeout: 120_000 }, () => {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +27,7 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => {
   await node?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 const cli = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string) =>

@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +80,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await node?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('examples/ against a fresh development node', { timeout: 120_000 }, () => {
