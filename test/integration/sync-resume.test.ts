@@ -94,7 +94,16 @@ async function waitFor(what: string, ms: number, cond: () => Promise<boolean>): 
 interface NodeInfo {
   block_count: number;
   listen_addrs: string[];
-  sync: { state: string; blocks_pulled: number; duplicates: number; pages: number; blocks_done: number };
+  sync: {
+    state: string;
+    blocks_known: number;
+    blocks_done: number;
+    blocks_left: number;
+    estimate_seconds: number | null;
+    blocks_pulled: number;
+    duplicates: number;
+    pages: number;
+  };
 }
 
 /** The source ledger, written in-process: CHAINS accounts, a claim then sends on each. */
@@ -224,13 +233,23 @@ describe('catch-up interrupted by kill -9 (real child processes)', () => {
     // First run: killed once it holds some of the blocks but not all.
     const first = await startChild(args);
     let seen = 0;
+    let midway: NodeInfo['sync'] | undefined;
     await waitFor('the first blocks of the catch-up', 60_000, async () => {
-      seen = (await get<NodeInfo>(`${first.url}/node`)).block_count;
-      return seen >= 600;
+      const n = await get<NodeInfo>(`${first.url}/node`);
+      seen = n.block_count;
+      if (n.sync.state === 'syncing' && n.sync.blocks_done > 0 && n.sync.blocks_left > 0) midway = n.sync;
+      // Killed once a first page is reported done, preferably while the next is partly committed
+      // (its groups of 250 are; the page is not done), else before the last page.
+      return midway !== undefined && (seen > n.sync.blocks_done + 1 || seen >= TOTAL - PER_CHAIN * 20);
     });
     first.proc.kill('SIGKILL');
     await first.exited;
     expect(seen).toBeLessThan(TOTAL); // killed mid-catch-up, not after it
+    // Progress in /node while it ran: what it knew, did and had left add up, with an estimate.
+    expect(midway).toBeDefined();
+    expect(midway!.blocks_known).toBe(TOTAL - 1);
+    expect(midway!.blocks_done + midway!.blocks_left).toBe(TOTAL - 1);
+    expect(midway!.estimate_seconds).toBeGreaterThanOrEqual(0);
     const firstPlan = first.logs.find((l) => String(l.msg).startsWith('catching up:'));
     expect(firstPlan?.blocks_left).toBe(TOTAL - 1);
 
