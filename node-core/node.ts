@@ -806,6 +806,7 @@ export class LedgerNode {
       {
         findOffer: (want, o) => market.findOffer(want, o),
         canAsk: () => market.canAsk(k.address),
+        minDurationSecs: () => this.leaseTiming.min_duration_secs,
         wallet: this.nodeWallet,
       },
       this.opts.marketplace,

@@ -18,8 +18,11 @@ export function providerStanding(r: Reputation | undefined): bigint {
 }
 
 /** The marketplace's consumer-side deps: a connected peer to ask, and provider reputation. */
-export function consumerMarketDeps(node: LedgerNode): Pick<MarketplaceDeps, 'reachable' | 'reputation'> {
+export function consumerMarketDeps(
+  node: LedgerNode,
+): Pick<MarketplaceDeps, 'reachable' | 'reputation' | 'minDurationSecs'> {
   return {
+    minDurationSecs: () => node.leaseTiming.min_duration_secs,
     reachable: () => (node.p2p?.peers().length ?? 0) > 0,
     reputation: (provider) => providerStanding(node.ledger.reputation.get(provider)),
   };

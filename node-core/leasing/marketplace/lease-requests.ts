@@ -38,6 +38,8 @@ export interface LeaseRequestDeps {
   ): Promise<MarketplaceOffer | undefined>;
   /** Whether a request of the node's account reaches anyone who could offer (default: yes). */
   canAsk?: () => boolean;
+  /** The network's shortest lease, seconds (default: the protocol's 60 s). */
+  minDurationSecs?: () => bigint;
   wallet: {
     readonly address: string;
     balance(asset: string): bigint;
@@ -68,7 +70,8 @@ export class LeaseRequests {
    */
   async request(want: LeaseWant, accessPubKey: string): Promise<SignedBlock> {
     const { wallet } = this.deps;
-    checkLeaseBounds(want); // LeasingError 'lease_bounds': the ledger would refuse the lease
+    // LeasingError 'lease_bounds': the ledger would refuse the lease.
+    checkLeaseBounds(want, this.deps.minDurationSecs?.());
     // No provider can price below the lowest multiplier a certificate may carry.
     const floor = leaseCost(want, MIN_PRICE_MULTIPLIER_MILLI);
     const held = wallet.balance('XUSD');

@@ -87,6 +87,11 @@ export interface MarketplaceDeps {
   reputation?: (provider: string) => bigint;
   /** Whether this node's account can stake for a lease of `cost` (default: yes). */
   canStake?: (cost: bigint) => boolean;
+  /**
+   * The network's shortest lease, seconds (its genesis may pin one below the default 60 s): offers
+   * and requests follow the ledger's bound, not a fixed one.
+   */
+  minDurationSecs?: () => bigint;
   sign?: (message: Uint8Array, seed: Uint8Array) => Uint8Array;
   verify?: Verifier;
   log?: Logger;
@@ -345,7 +350,7 @@ export class Marketplace {
     const want = { vcpus: r.vcpus, memory_mb: r.memory_mb, disk_gb: r.disk_gb, duration: r.duration };
     let cost: bigint;
     try {
-      checkLeaseBounds(want);
+      checkLeaseBounds(want, this.deps.minDurationSecs?.());
       cost = leaseCost(want, cert.price_multiplier_milli);
     } catch {
       return; // a lease the ledger would refuse: no offer
@@ -427,7 +432,7 @@ export class Marketplace {
       );
     }
     try {
-      checkLeaseBounds(request);
+      checkLeaseBounds(request, this.deps.minDurationSecs?.());
     } catch (e) {
       throw new OfferRequestError('request_bounds', (e as Error).message);
     }
