@@ -224,6 +224,7 @@ describe('app store and window session', () => {
   });
 
   it('ends the session: the cookie is cleared', async () => {
+    expect((await post('/app/session/end', { token: 'x' }, {})).status).toBe(400);
     const r = await post('/app/session/end', undefined, {});
     expect(r.status).toBe(200);
     expect(r.headers.get('set-cookie')).toMatch(/^ledger_app_[0-9a-f]{12}=; .*Max-Age=0$/);

@@ -1336,7 +1336,7 @@ describe('fuzzing every POST route of a real node', () => {
       Object.fromEntries(Object.entries(s).filter(([k]) => !volatile.includes(k)));
     expect(strip(after.supply)).toEqual(strip(expected.supply));
     expect(after.supply.conserved).toBe(true);
-  }, 240_000);
+  }, 420_000);
 });
 
 /** The snapshot `before` with the effects of `blocks` (accepted seeds, on distinct accounts) applied. */

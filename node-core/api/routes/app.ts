@@ -140,6 +140,10 @@ export function appRoutes(node: LedgerNode): RouteDef[] {
       tellUser: () => 'This browser is signed out of the node',
       async handler(req, reply) {
         loopbackOnly(req);
+        // Nothing to say but "end it": anything more is a mistake the caller should hear of.
+        const b = req.body as unknown;
+        if (b !== undefined && (typeof b !== 'object' || b === null || Object.keys(b).length > 0))
+          throw ApiError.badRequest('this route takes no body (or {})');
         if (session !== undefined) reply.header('set-cookie', session.clearCookie());
         return { authenticated: false, admin_token_file: node.adminTokenFile ?? null };
       },
