@@ -42,6 +42,24 @@ function exited(stat: string): boolean {
   return state === 'Z' || state === 'X';
 }
 
+/** How long a just-spawned process may take to become the program it runs (exec). */
+export const EXEC_GRACE_MS = 5000;
+
+/**
+ * Whether a process just spawned is still on its way: alive, but its command line is not the
+ * program's yet (between fork and exec it is the parent's; on a loaded machine that lasts a while).
+ */
+export function processStarting(pid: number, marker: string): boolean {
+  if (!Number.isInteger(pid) || pid <= 1 || isZombie(pid)) return false;
+  try {
+    return !readFileSync(`/proc/${pid}/cmdline`, 'latin1')
+      .split('\0')
+      .some((a) => a.includes(marker));
+  } catch {
+    return false;
+  }
+}
+
 function isZombie(pid: number): boolean {
   try {
     return exited(readFileSync(`/proc/${pid}/stat`, 'latin1'));

@@ -20,6 +20,8 @@ import {
   killGroup,
   nowNsDigits,
   processRuns,
+  processStarting,
+  EXEC_GRACE_MS,
   sleep,
   sshAnswers,
   tcpConnect,
@@ -191,9 +193,14 @@ export class QemuDriver implements VmDriver {
       };
       writeHandle(handle);
       const deadline = Date.now() + (this.opts.launchTimeoutMs ?? 90_000);
+      const spawnedAt = Date.now();
       for (;;) {
         if (opts.signal?.aborted) throw new VmError('launch_failed', 'launch aborted');
-        if (!processRuns(pid, dir)) {
+        // Right after spawn the child may not have become qemu yet: that is not an exit.
+        if (
+          !processRuns(pid, dir) &&
+          !(processStarting(pid, dir) && Date.now() < spawnedAt + EXEC_GRACE_MS)
+        ) {
           throw new VmError(
             'launch_failed',
             `qemu exited: ${tail(join(dir, 'qemu.log'))} ${tail(join(dir, 'console.log'))}`,

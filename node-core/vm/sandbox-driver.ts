@@ -21,6 +21,8 @@ import {
   nowNsDigits,
   processesInPidNs,
   processRuns,
+  processStarting,
+  EXEC_GRACE_MS,
   run,
   sleep,
   sshAnswers,
@@ -294,9 +296,11 @@ export class SandboxDriver implements VmDriver {
       writeHandle(handle);
       progress('waiting for the SSH server');
       const deadline = Date.now() + this.launchTimeoutMs;
+      const spawnedAt = Date.now();
       for (;;) {
         if (opts.signal?.aborted) throw new VmError('launch_failed', 'launch aborted');
-        if (!processRuns(pid, dir))
+        // Right after spawn the child may not have become bubblewrap yet: that is not an exit.
+        if (!processRuns(pid, dir) && !(processStarting(pid, dir) && Date.now() < spawnedAt + EXEC_GRACE_MS))
           throw new VmError('launch_failed', `sandbox exited: ${tail(join(dir, 'sandbox.log'))}`);
         if (await sshAnswers(port, 500)) break;
         if (Date.now() > deadline)
