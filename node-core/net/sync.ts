@@ -39,6 +39,8 @@ const ROUND_EVERY_MS = 30_000;
  */
 const APPLY_GROUP = 250;
 const VOTE_SLICE = 100;
+/** Pages whose final votes are requested at once: one is counted while the peer signs the next. */
+const VOTE_FETCHES = 2;
 /** Sync requests travel on the sync protocol, not the rate-limited messenger. */
 const SYNC = { channel: 'sync' } as const;
 
@@ -107,8 +109,10 @@ export class Syncer {
   };
   /** Hashes of blocks a page is applying now: committed history is not relayed as gossip. */
   private readonly applying = new Set<string>();
-  /** Final-vote requests for applied pages, run behind the pulls (awaited at the end of a round). */
-  private votes: Promise<void> = Promise.resolve();
+  /** Final-vote requests for applied pages, run behind the pulls, VOTE_FETCHES at a time. */
+  private readonly voteQueue: string[][] = [];
+  private votesRunning = 0;
+  private readonly votesIdle: (() => void)[] = [];
   /** Peers that cannot answer `chains` (an older version): asked account by account. */
   private readonly noChains = new Set<string>();
 
@@ -277,7 +281,7 @@ export class Syncer {
       needs,
       this.progress,
     );
-    await this.votes;
+    await this.votesDone();
     report.done();
 
     // Final votes, from every peer that represents weight, for everything still not final here:
@@ -301,9 +305,31 @@ export class Syncer {
   }
 
   private askVotes(hashes: string[]): void {
-    this.votes = this.votes
-      .then(() => this.fetchVotes(hashes, false, true))
-      .catch((err: unknown) => this.d.log?.debug({ err: (err as Error).message }, 'final votes not fetched'));
+    this.voteQueue.push(hashes);
+    this.pumpVotes();
+  }
+
+  private pumpVotes(): void {
+    while (this.votesRunning < VOTE_FETCHES && this.voteQueue.length > 0) {
+      const hashes = this.voteQueue.shift()!;
+      this.votesRunning += 1;
+      void this.fetchVotes(hashes, false, true)
+        .catch((err: unknown) =>
+          this.d.log?.debug({ err: (err as Error).message }, 'final votes not fetched'),
+        )
+        .finally(() => {
+          this.votesRunning -= 1;
+          this.pumpVotes();
+          if (this.votesRunning === 0 && this.voteQueue.length === 0)
+            for (const done of this.votesIdle.splice(0)) done();
+        });
+    }
+  }
+
+  /** Resolves once every final-vote request queued so far has been answered and counted. */
+  private votesDone(): Promise<void> {
+    if (this.votesRunning === 0 && this.voteQueue.length === 0) return Promise.resolve();
+    return new Promise((r) => this.votesIdle.push(r));
   }
 
   /**
