@@ -11,7 +11,7 @@ import {
 import { DEFAULT_AUDIT_MAX_ENTRIES, listAudit } from '../audit-log.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
-import { digitsParam, errorSchema, limitParam, queryLimit, querySince } from './common.ts';
+import { digitsParam, errorSchema, limitParam, queryLimit, querySince, objectBody } from './common.ts';
 
 /**
  * Agent verbs (contract, Announced agent verbs; decisions D13): the audit log of every call made with
@@ -104,15 +104,6 @@ function checkpointName(body: unknown, now: bigint): string {
   if ([...b.name].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
     throw ApiError.badRequest('invalid name: control characters');
   return b.name;
-}
-
-function objectBody(body: unknown, fields: readonly string[]): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw ApiError.badRequest('invalid request body: expected a JSON object');
-  const b = body as Record<string, unknown>;
-  const unknown = Object.keys(b).filter((k) => !fields.includes(k));
-  if (unknown.length > 0) throw ApiError.badRequest(`unknown field ${unknown[0]}`);
-  return b;
 }
 
 function rollbackBody(body: unknown): { checkpoint: string; dryRun: boolean } {

@@ -7,7 +7,7 @@ import { ApiError } from '../errors.ts';
 import { isLoopback } from '../rate-limit.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import { createSecurity } from '../security.ts';
-import { errorSchema } from './common.ts';
+import { errorSchema, objectBody } from './common.ts';
 
 /**
  * The window's own routes (issue #16): its session with the node (app-session.ts) and its documents
@@ -45,15 +45,6 @@ const sessionSchema: JsonSchema = {
   },
   required: ['authenticated', 'admin_token_file'],
 };
-
-function objectBody(body: unknown, fields: readonly string[]): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw ApiError.badRequest('invalid request body: expected a JSON object');
-  const b = body as Record<string, unknown>;
-  const unknown = Object.keys(b).filter((k) => !fields.includes(k));
-  if (unknown.length > 0) throw ApiError.badRequest(`unknown field ${unknown[0]}`);
-  return b;
-}
 
 /**
  * The window's routes answer only on this computer: the wallet and the session are a local user's,

@@ -142,3 +142,13 @@ export function notFound(what: string): ApiError {
 export function querySince(v: string | undefined): bigint | undefined {
   return v === undefined ? undefined : queryBigInt(v, 'since', { default: 0n, max: I64_MAX });
 }
+
+/** A request body that must be a JSON object of these fields only; a 400 otherwise. */
+export function objectBody(body: unknown, fields: readonly string[]): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw ApiError.badRequest('invalid request body: expected a JSON object');
+  const b = body as Record<string, unknown>;
+  const unknown = Object.keys(b).filter((k) => !fields.includes(k));
+  if (unknown.length > 0) throw ApiError.badRequest(`unknown field ${unknown[0]}`);
+  return b;
+}

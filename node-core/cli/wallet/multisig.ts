@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { NodeInfo } from '../../client/client.ts';
 import { blockToJson, decodeBlock } from '../../protocol/block-json.ts';
 import { type Block, blockHashBytes, ZERO_HASH } from '../../protocol/block.ts';
 import { bytesToHex, hexToBytes } from '../../protocol/hex.ts';
@@ -67,13 +68,13 @@ function addSignature(block: Block, networkId: string, account: Account): Block 
 /** Writes the prepared block, or submits it once it carries `threshold` signatures. */
 async function finish(
   ctx: WalletContext,
+  info: NodeInfo,
   prepared: PreparedBlock,
   block: Block,
   file: string | undefined,
 ): Promise<void> {
   const count = block.signatures?.length ?? 0;
   if (count >= prepared.threshold) {
-    const info = await ctx.client.node();
     const pow = ctx.pow(`the ${block.type}`);
     const nonce =
       info.pow_difficulty === 0n ? 0n : await pow.solve(hexToBytes(block.hash!, 32), info.pow_difficulty);
@@ -99,6 +100,29 @@ async function finish(
     file
       ? `Signed ${block.type} of ${block.account}: ${count} of ${prepared.threshold} signatures\n  next signer: ledger-node multisig cosign ${file}`
       : text,
+  );
+}
+
+/** The first signer's step: signs the new block and writes it to --out (or submits it at threshold 1). */
+function signFirst(
+  ctx: WalletContext,
+  info: NodeInfo,
+  account: Account,
+  block: Block,
+  threshold: number,
+): Promise<void> {
+  const prepared: PreparedBlock = {
+    type: 'ledger-node-prepared-block',
+    network_id: info.network_id,
+    threshold,
+    block: {},
+  };
+  return finish(
+    ctx,
+    info,
+    prepared,
+    addSignature(block, info.network_id, account),
+    ctx.args.values.get('--out'),
   );
 }
 
@@ -149,13 +173,7 @@ const open: WalletCommand = {
     const info = await ctx.client.node();
     const address = multisigAddress(keyset);
     const block = await draft(ctx, address, { type: 'multisig_open', asset: 'XE', balance: 0n, keyset });
-    const prepared: PreparedBlock = {
-      type: 'ledger-node-prepared-block',
-      network_id: info.network_id,
-      threshold: keyset.threshold,
-      block: {},
-    };
-    await finish(ctx, prepared, addSignature(block, info.network_id, account), ctx.args.values.get('--out'));
+    await signFirst(ctx, info, account, block, keyset.threshold);
   },
 };
 
@@ -181,13 +199,7 @@ const update: WalletCommand = {
       balance: balances.XE ?? 0n,
       keyset: next,
     });
-    const prepared: PreparedBlock = {
-      type: 'ledger-node-prepared-block',
-      network_id: info.network_id,
-      threshold: now.threshold,
-      block: {},
-    };
-    await finish(ctx, prepared, addSignature(block, info.network_id, account), ctx.args.values.get('--out'));
+    await signFirst(ctx, info, account, block, now.threshold);
   },
 };
 
@@ -223,13 +235,7 @@ const send: WalletCommand = {
       balance: have - value,
       ...(memo !== undefined ? { memo } : {}),
     });
-    const prepared: PreparedBlock = {
-      type: 'ledger-node-prepared-block',
-      network_id: info.network_id,
-      threshold: now.threshold,
-      block: {},
-    };
-    await finish(ctx, prepared, addSignature(block, info.network_id, account), ctx.args.values.get('--out'));
+    await signFirst(ctx, info, account, block, now.threshold);
   },
 };
 
@@ -264,13 +270,7 @@ const receive: WalletCommand = {
       source: p.hash,
       balance: have + p.amount,
     });
-    const prepared: PreparedBlock = {
-      type: 'ledger-node-prepared-block',
-      network_id: info.network_id,
-      threshold: now.threshold,
-      block: {},
-    };
-    await finish(ctx, prepared, addSignature(block, info.network_id, account), ctx.args.values.get('--out'));
+    await signFirst(ctx, info, account, block, now.threshold);
   },
 };
 
@@ -302,6 +302,7 @@ const cosign: WalletCommand = {
       throw new WalletUsageError(`"${account.label}" is not a member of ${block.account}`);
     await finish(
       ctx,
+      info,
       { ...prepared, threshold: Number(prepared.threshold) },
       addSignature(block, info.network_id, account),
       file,

@@ -11,6 +11,7 @@ import {
 } from '../keystore/index.ts';
 import { navigate } from '../router.ts';
 import type { FoundAccounts, ImportedSecret } from './PhraseFlows.tsx';
+import { BackupFileFields } from '../components/BackupFileFields.tsx';
 
 // The phrase screens carry the BIP-39 word list and the derivation: loaded once a choice is made.
 const PhraseBackupFlow = lazy(() =>
@@ -238,31 +239,19 @@ function RestoreBackup({ onBack }: { onBack(): void }) {
         Choose a backup file exported from Settings and type the password the wallet had then. The wallet
         keeps that password; you can change it in Settings.
       </p>
-      <label className="field">
-        <span>Backup file</span>
-        <input
-          type="file"
-          accept=".json,application/json"
-          onChange={(e) => {
-            setFile(e.target.files?.[0]);
-            setError(undefined);
-          }}
-          data-testid="restore-file"
-        />
-      </label>
-      <label className="field">
-        <span>Password of the backup</span>
-        <input
-          type="password"
-          value={password}
-          autoComplete="current-password"
-          onChange={(e) => {
-            setPassword(e.target.value);
-            setError(undefined);
-          }}
-          data-testid="restore-password"
-        />
-      </label>
+      <BackupFileFields
+        password={password}
+        onFile={(f) => {
+          setFile(f);
+          setError(undefined);
+        }}
+        onPassword={(p) => {
+          setPassword(p);
+          setError(undefined);
+        }}
+        autoComplete="current-password"
+        testIds={{ file: 'restore-file', password: 'restore-password' }}
+      />
       {error && (
         <div className="error box" role="alert" data-testid="restore-error">
           {error}

@@ -13,6 +13,7 @@ import {
 import { useBalances } from '../wallet/queries.ts';
 import { PhraseWords } from './PhraseFlows.tsx';
 import '../components/phrase.css';
+import { BackupFileFields } from '../components/BackupFileFields.tsx';
 
 /**
  * Settings' wallet section, behind the password even while unlocked (someone at an unlocked computer
@@ -243,28 +244,16 @@ function Backup() {
         style={{ maxWidth: 420 }}
       >
         <h4>Import a backup</h4>
-        <label className="field">
-          <span>Backup file</span>
-          <input
-            type="file"
-            accept=".json,application/json"
-            onChange={(e) => {
-              setFile(e.target.files?.[0]);
-              setMessage(undefined);
-            }}
-            data-testid="backup-file"
-          />
-        </label>
-        <label className="field">
-          <span>Password of the backup</span>
-          <input
-            type="password"
-            value={password}
-            autoComplete="off"
-            onChange={(e) => setPassword(e.target.value)}
-            data-testid="backup-password"
-          />
-        </label>
+        <BackupFileFields
+          password={password}
+          onFile={(f) => {
+            setFile(f);
+            setMessage(undefined);
+          }}
+          onPassword={setPassword}
+          autoComplete="off"
+          testIds={{ file: 'backup-file', password: 'backup-password' }}
+        />
         <button type="submit" disabled={busy} data-testid="backup-import-submit">
           {busy ? 'Decrypting…' : 'Import'}
         </button>
