@@ -128,8 +128,8 @@ export default function SettingsPage() {
           </tbody>
         </table>
         <p className="hint">
-          Operator endpoints need the admin token as <span className="mono">Authorization: Bearer …</span>;
-          this wallet never uses it.
+          Operator endpoints need the admin token as <span className="mono">Authorization: Bearer …</span>.
+          This window does not keep the token: it was traded once for a session with the node (a cookie).
         </p>
       </div>
     </div>
