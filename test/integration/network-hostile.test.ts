@@ -103,9 +103,13 @@ describe('a hostile peer', () => {
         // A type of a newer network, well formed otherwise.
         const newer = { ...(blockToJson(lease, 'reference') as object), type: 'lease_v9' };
         await peer.services.pubsub.publish(TOPICS.blocks, enc.encode(stringifyJson({ block: newer })));
-        // Its previous block has not arrived (a dependency missing).
+        // Its previous block has not arrived (a dependency missing). Each one differs: two alike
+        // in the same millisecond would be one gossip message (gossipsub refuses a duplicate).
         const orphan = sealed(
-          { ...signer.draft({ type: 'claim', asset: 'XE', amount: 1n, balance: 1n }), previous: other },
+          {
+            ...signer.draft({ type: 'claim', asset: 'XE', amount: BigInt(i + 1), balance: BigInt(i + 1) }),
+            previous: other,
+          },
           signer.seed,
           kit,
         );

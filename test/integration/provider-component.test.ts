@@ -172,7 +172,8 @@ describe('provider automation (component, injected ledger)', () => {
     const handle = p.vm(ok.lease_hash)!.handle!;
     leases.set(ok.lease_hash, { ...leases.get(ok.lease_hash)!, state: 'cancelled' });
     p.poke();
-    await waitFor(() => p.vm(ok.lease_hash)?.status === 'stopped', 10_000, 'the teardown');
+    // Generous: beside the whole suite on two cores, a sandbox's teardown has taken over 10 s.
+    await waitFor(() => p.vm(ok.lease_hash)?.status === 'stopped', 20_000, 'the teardown');
     expect(await driver.alive(handle)).toBe(false);
     expect(existsSync(handle.dir)).toBe(false);
     await p.stop();
