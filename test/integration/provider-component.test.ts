@@ -172,12 +172,59 @@ describe('provider automation (component, injected ledger)', () => {
     const handle = p.vm(ok.lease_hash)!.handle!;
     leases.set(ok.lease_hash, { ...leases.get(ok.lease_hash)!, state: 'cancelled' });
     p.poke();
-    // Generous: beside the whole suite on two cores, a sandbox's teardown has taken over 10 s.
     await waitFor(() => p.vm(ok.lease_hash)?.status === 'stopped', 20_000, 'the teardown');
     expect(await driver.alive(handle)).toBe(false);
     expect(existsSync(handle.dir)).toBe(false);
     await p.stop();
   }, 30_000);
+
+  it('keeps a VM whose health check fails now and then; starts one whose process is gone again', async () => {
+    const l = leaseOf(7);
+    const leases = new Map([[l.lease_hash, l]]);
+    let failNext = 0;
+    let checks = 0;
+    // The real driver, with health checks that fail on demand (an SSH server slow under load).
+    const flaky = new Proxy(driver, {
+      get(target, key) {
+        if (key === 'alive')
+          return async (h: Parameters<SandboxDriver['alive']>[0]) => {
+            checks += 1;
+            if (failNext > 0) {
+              failNext -= 1;
+              return false;
+            }
+            return target.alive(h);
+          };
+        const v: unknown = Reflect.get(target, key, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const { p } = await provider(leases, { driver: flaky }, { healthEveryMs: 100, goneAfterChecks: 3 });
+    await waitFor(() => leases.get(l.lease_hash)!.state === 'accepted', 10_000, 'the accept');
+    await waitFor(() => p.vm(l.lease_hash)?.status === 'running', 10_000, 'the running VM');
+    const first = p.vm(l.lease_hash)!.handle!;
+    failNext = 2;
+    const before = checks;
+    await waitFor(
+      () => failNext === 0 && checks >= before + 4,
+      10_000,
+      'two failed checks and two good ones',
+    );
+    expect(p.vm(l.lease_hash)!.handle!.pid).toBe(first.pid);
+    expect(await driver.alive(first)).toBe(true);
+    // Now the VM really goes (a host that rebooted): it is started again for the running lease.
+    process.kill(-first.pid, 'SIGKILL');
+    await waitFor(
+      () => {
+        const r = p.vm(l.lease_hash);
+        return r?.status === 'running' && r.handle !== undefined && r.handle.pid !== first.pid;
+      },
+      20_000,
+      'the VM started again',
+    );
+    expect(await driver.alive(p.vm(l.lease_hash)!.handle!)).toBe(true);
+    await p.stop();
+  }, 40_000);
 
   it('counts accepted leases against capacity: a lease that does not fit waits', async () => {
     const big = (n: number) => leaseOf(n, { vcpus: 3n });

@@ -74,6 +74,10 @@ export interface ProviderOptions {
   keepVmsOnStop?: boolean;
   /** Exec time-out (default EXEC_TIMEOUT_MS) and output cap per stream (default EXEC_MAX_OUTPUT). */
   exec?: Partial<ExecOptions>;
+  /** A running VM's health is checked at most this often (default 5 s), however often leases are looked at. */
+  healthEveryMs?: number;
+  /** Failed health checks in a row before a VM is taken for gone and started again (default 3). */
+  goneAfterChecks?: number;
 }
 
 /** `POST /vms/{lease}/exec` gives up after 30 s (408) and keeps at most 1 MiB of each stream. */
@@ -113,6 +117,8 @@ export class Provider {
   private readonly refused = new Set<string>();
   /** Work started by ticks, awaited by stop(). */
   private readonly work = new Set<Promise<unknown>>();
+  /** Per running VM: when its health was last checked and how many checks in a row failed. */
+  private readonly health = new Map<string, { at: number; failures: number }>();
 
   constructor(deps: ProviderDeps, opts: ProviderOptions = {}) {
     this.d = deps;
@@ -121,6 +127,8 @@ export class Provider {
       watchMs: opts.watchMs ?? 5_000,
       retryBaseMs: opts.retryBaseMs ?? 15_000,
       retryMaxMs: opts.retryMaxMs ?? 300_000,
+      healthEveryMs: opts.healthEveryMs ?? 5_000,
+      goneAfterChecks: opts.goneAfterChecks ?? 3,
       keepVmsOnStop: opts.keepVmsOnStop ?? true,
       exec: {
         timeoutMs: opts.exec?.timeoutMs ?? EXEC_TIMEOUT_MS,
@@ -407,7 +415,7 @@ export class Provider {
       return;
     }
     if (lease.state !== 'accepted' || lease.provider !== this.d.address || !r.handle) return;
-    if (await this.d.driver.alive(r.handle)) return;
+    if (!(await this.gone(r.lease, r.handle))) return;
     // The VM is gone (a host reboot): the lease still runs, so it gets a fresh one.
     this.d.log?.warn({ lease: r.lease }, 'provider: VM of an accepted lease is gone; starting it again');
     await this.d.driver.destroy(r.handle).catch(() => {});
@@ -422,7 +430,32 @@ export class Provider {
     );
   }
 
+  /**
+   * Whether a running VM is gone for good. One failed check is not enough: under load its SSH server
+   * can miss the check's 1.5 s, or refuse a connection while earlier checks' sessions linger, and
+   * starting the VM again would throw away a consumer's running machine. So checks run at most every
+   * healthEveryMs, and only goneAfterChecks failures in a row count as gone.
+   */
+  private async gone(lease: string, handle: VmHandle): Promise<boolean> {
+    const h = this.health.get(lease) ?? { at: 0, failures: 0 };
+    if (Date.now() - h.at < this.o.healthEveryMs) return false;
+    const alive = await this.d.driver.alive(handle);
+    const failures = alive ? 0 : h.failures + 1;
+    if (!alive)
+      this.d.log?.warn(
+        { lease, failures },
+        'provider: VM of an accepted lease did not answer its health check',
+      );
+    if (failures >= this.o.goneAfterChecks) {
+      this.health.delete(lease);
+      return true;
+    }
+    this.health.set(lease, { at: Date.now(), failures });
+    return false;
+  }
+
   private async destroy(r: VmRecord, why: string): Promise<void> {
+    this.health.delete(r.lease);
     this.closing.add(r.lease);
     try {
       if (r.handle) await this.d.driver.destroy(r.handle);
