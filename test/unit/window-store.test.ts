@@ -1,57 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../node-core/protocol/json.ts';
-import {
-  type DocKey,
-  type StoreTransport,
-  type StoredDoc,
-  WindowStore,
-  type WriteOutcome,
-} from '../../renderer/src/window-store/window-store.ts';
+import { WindowStore } from '../../renderer/src/window-store/window-store.ts';
+import { AppStoreStandIn } from '../helpers/app-store-stand-in.ts';
 
 /**
- * The window store's rules (renderer/src/window-store/window-store.ts) against a node stand-in that
- * keeps versions like the real one (node-core/app-store; its HTTP side has its own integration test):
- * writes coalesce and go out one at a time, a stale write of the vault is handed to the keystore, a
- * stale write of another document is sent again on top, an unreachable node is retried and shows as
- * unsaved, a refused document reverts, and polling reports changes made elsewhere.
+ * The window store's rules (renderer/src/window-store/window-store.ts) against a stand-in for the
+ * node's store (test/helpers/app-store-stand-in.ts): writes coalesce and go out one at a time, a
+ * stale vault is handed to the keystore, a stale document of another kind is merged with the node's
+ * copy, an unreachable node is retried and shows as unsaved, a refused document reverts, and polling
+ * reports changes made elsewhere.
  */
-class FakeNode implements StoreTransport {
-  docs = new Map<DocKey, StoredDoc>();
-  revision = 0;
-  writes: { key: DocKey; value: JsonValue | null; ifVersion: number }[] = [];
-  down = false;
-  refuse = false;
-  /** Delay of each write, to let several changes pile up. */
-  delayMs = 0;
 
-  load(etag: string | undefined) {
-    const now = `"app-${this.revision}"`;
-    if (etag === now) return Promise.resolve(undefined);
-    return Promise.resolve({ etag: now, docs: new Map(this.docs) });
-  }
-
-  async write(key: DocKey, value: JsonValue | null, ifVersion: number): Promise<WriteOutcome> {
-    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
-    if (this.down) throw new Error('cannot reach the node');
-    this.writes.push({ key, value, ifVersion });
-    if (this.refuse) return 'refused';
-    if ((this.docs.get(key)?.version ?? 0) !== ifVersion) return 'conflict';
-    return this.elsewhere(key, value);
-  }
-
-  /** A write by someone else (another window, an agent's rollback). */
-  elsewhere(key: DocKey, value: JsonValue | null): number | null {
-    this.revision += 1;
-    if (value === null) {
-      this.docs.delete(key);
-      return null;
-    }
-    this.docs.set(key, { value, version: this.revision });
-    return this.revision;
-  }
-}
-
-async function opened(node: FakeNode): Promise<WindowStore> {
+async function opened(node: AppStoreStandIn): Promise<WindowStore> {
   const s = new WindowStore(node);
   await s.load();
   return s;
@@ -59,7 +18,7 @@ async function opened(node: FakeNode): Promise<WindowStore> {
 
 describe('window store', () => {
   it('reads its own change at once, and the node gets the newest value of a burst', async () => {
-    const node = new FakeNode();
+    const node = new AppStoreStandIn();
     node.delayMs = 5;
     const s = await opened(node);
     for (let i = 1; i <= 5; i++) s.set('settings', { n: i });
@@ -74,7 +33,7 @@ describe('window store', () => {
   });
 
   it('hands a stale vault to the keystore (reloaded, own change dropped) instead of overwriting', async () => {
-    const node = new FakeNode();
+    const node = new AppStoreStandIn();
     node.elsewhere('vault', 'v1');
     const s = await opened(node);
     const heard: string[] = [];
@@ -87,8 +46,8 @@ describe('window store', () => {
     expect(heard).toContain('vault:remote');
   });
 
-  it('sends a stale settings change again on top (last writer wins, as with browser storage)', async () => {
-    const node = new FakeNode();
+  it('sends a stale settings change again, merged: where both changed one setting, this window wins', async () => {
+    const node = new AppStoreStandIn();
     node.elsewhere('settings', { theme: 'light' });
     const s = await opened(node);
     node.elsewhere('settings', { theme: 'dark' });
@@ -99,7 +58,7 @@ describe('window store', () => {
   });
 
   it('keeps an unsaved change while the node is down, says so, and sends it once it is back', async () => {
-    const node = new FakeNode();
+    const node = new AppStoreStandIn();
     const s = await opened(node);
     node.down = true;
     let flushed = false;
@@ -116,7 +75,7 @@ describe('window store', () => {
   });
 
   it('shows what the node holds again when it refuses a document', async () => {
-    const node = new FakeNode();
+    const node = new AppStoreStandIn();
     node.elsewhere('wallet_labels', { ['a'.repeat(64)]: 'Savings' });
     const s = await opened(node);
     node.refuse = true;
@@ -126,7 +85,7 @@ describe('window store', () => {
   });
 
   it('removes a document with null, and polling reports changes made elsewhere', async () => {
-    const node = new FakeNode();
+    const node = new AppStoreStandIn();
     node.elsewhere('chat_read', { x: '1' });
     const s = await opened(node);
     s.set('chat_read', null);

@@ -22,6 +22,7 @@ import {
 } from '../../../node-core/protocol/payloads.ts';
 import type * as Mnemonic from '../../../node-core/protocol/mnemonic.ts';
 import { type DeriveKey, deriveKey } from './kdf.ts';
+import { mergeVaultContents } from './vault-merge.ts';
 import {
   type KdfParams,
   newKdfParams,
@@ -464,6 +465,35 @@ export class Keystore {
         },
         () => this.lock('elsewhere'),
       );
+  }
+
+  /**
+   * The window store's merger for the vault (window-store/merge.ts): this window's unsaved vault and
+   * a newer one from the node, both sealed under this page's key, merged over the copy this window's
+   * change was built on (vault-merge.ts) and sealed again. Undefined (this window's change gives way,
+   * and externalChange decides) while locked, for another key, or for another wallet.
+   */
+  mergeStored(
+    base: string | undefined,
+    ours: string | null,
+    theirs: string | undefined,
+  ): string | null | undefined {
+    if (ours === null) return null;
+    const u = this.unlocked;
+    if (!u || theirs === undefined) return undefined;
+    const openUnderOurKey = (text: string): VaultContents | undefined => {
+      try {
+        const file = parseVaultFile(text);
+        return sameKdf(file.kdf, u.kdf) ? openVault(u.key, file) : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const o = openUnderOurKey(ours);
+    const t = openUnderOurKey(theirs);
+    if (!o || !t) return undefined;
+    const merged = mergeVaultContents(base === undefined ? undefined : openUnderOurKey(base), o, t);
+    return merged && JSON.stringify(sealVault(u.key, u.kdf, merged));
   }
 
   /** Takes another window's accounts (sealed under this page's key) and stays unlocked. */

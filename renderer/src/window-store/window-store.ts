@@ -1,15 +1,17 @@
 import { parseJson, stringifyJson, type JsonValue } from '../../../node-core/protocol/json.ts';
+import { mergeAddressBook, mergeObjectDoc, type Merger, sameJson } from './merge.ts';
 
 /**
  * The window's documents as the node keeps them (`/app/store`, node-core/app-store): loaded once
  * before the first render, read synchronously from memory, written through to the node.
  *
  * Writes go out one at a time per document, each naming the version it builds on. The newest value
- * of a document is what gets sent (a burst of changes coalesces). A write refused as stale (409: an
- * other window or an agent's rollback changed the document) reloads the store: for the vault the
- * keystore then sees another text and locks (its own rule); for the other documents this window's
- * change is sent again on top (last writer wins, as with browser storage). A write that cannot
- * reach the node is retried with backoff and shows as unsaved until it lands.
+ * of a document is what gets sent (a burst of changes coalesces). When the node's copy changed under
+ * an unsaved change (a write refused as stale, 409, or a newer copy seen by polling: another window
+ * or an agent's rollback), the change is merged three ways with the node's copy (merge.ts; the
+ * keystore merges the vault, which only it can open) and the merge is sent, so that neither side's
+ * change is lost. A write that cannot reach the node is retried with backoff and shows as unsaved
+ * until it lands.
  *
  * Changes made elsewhere arrive by polling with the store's ETag (a 304 costs next to nothing).
  */
@@ -53,6 +55,17 @@ export class WindowStore {
   #etag: string | undefined;
   /** The value this window wants stored, per document, until the node took it. */
   readonly #pending = new Map<DocKey, JsonValue | null>();
+  /** The node's copy each unsaved change was built on (the base of a merge). */
+  readonly #base = new Map<DocKey, StoredDoc | undefined>();
+  readonly #mergers = new Map<DocKey, Merger>([
+    ['settings', mergeObjectDoc],
+    ['wallet_labels', mergeObjectDoc],
+    ['lease_holds', mergeObjectDoc],
+    ['chat_read', mergeObjectDoc],
+    ['address_book', mergeAddressBook],
+    // Only the unlocked keystore can open the vault (it sets its own merger): until then, give way.
+    ['vault', () => undefined],
+  ]);
   readonly #running = new Set<DocKey>();
   readonly #listeners = new Set<DocListener>();
   readonly #saveListeners = new Set<() => void>();
@@ -88,10 +101,16 @@ export class WindowStore {
 
   /** Sets the document (null removes it) here at once and sends it to the node. */
   set(key: DocKey, value: JsonValue | null): void {
+    if (!this.#pending.has(key)) this.#base.set(key, this.#docs.get(key));
     this.#pending.set(key, value);
     this.#emit(key, 'local');
     this.#updateSave();
     void this.#drain(key);
+  }
+
+  /** How a document's unsaved change merges with a newer copy from the node (the keystore's vault). */
+  setMerger(key: DocKey, merger: Merger): void {
+    this.#mergers.set(key, merger);
   }
 
   /** Resolves once every change made so far was taken by the node. */
@@ -120,8 +139,8 @@ export class WindowStore {
   }
 
   /** Looks for changes made elsewhere now (and then every POLL_MS with `startPolling`). */
-  async refresh(): Promise<void> {
-    const r = await this.#transport.load(this.#etag);
+  async refresh(full = false): Promise<void> {
+    const r = await this.#transport.load(full ? undefined : this.#etag);
     if (r === undefined) return;
     const before = this.#docs;
     this.#etag = r.etag;
@@ -156,6 +175,7 @@ export class WindowStore {
     let attempt = 0;
     try {
       while (this.#pending.has(key)) {
+        if (!this.#rebase(key)) continue;
         const value = this.#pending.get(key)!;
         const version = this.#docs.get(key)?.version ?? 0;
         let result: WriteOutcome;
@@ -169,12 +189,10 @@ export class WindowStore {
         }
         attempt = 0;
         if (result === 'conflict') {
-          await this.refresh().catch(() => undefined);
-          if (key === 'vault') {
-            // The keystore decides: its text is stale, so it locks and reads the node's afresh.
-            this.#pending.delete(key);
-            this.#emit(key, 'remote');
-          }
+          // The next round merges with the node's newer copy (#rebase).
+          await this.refresh(true).catch(() => undefined);
+          // Refused as stale, yet no newer copy to be seen: do not hammer the node.
+          if (this.#docs.get(key)?.version === version) await sleep(RETRY_MS[Math.min(attempt++, 4)]!);
           continue;
         }
         if (result === 'refused') {
@@ -186,12 +204,38 @@ export class WindowStore {
         if (this.#pending.get(key) === value) this.#pending.delete(key);
         if (result === null) this.#docs.delete(key);
         else this.#docs.set(key, { value, version: result });
+        // A change made meanwhile was built on what was just stored.
+        this.#base.set(key, this.#docs.get(key));
       }
     } finally {
       this.#running.delete(key);
       this.#updateSave();
       if (this.#pending.size === 0 && this.#running.size === 0) for (const r of this.#idle.splice(0)) r();
     }
+  }
+
+  /**
+   * Before a write: if the node's copy is no longer the one the unsaved change was built on, merges
+   * the two. False when the change gave way (no merge possible: the node's copy stands).
+   */
+  #rebase(key: DocKey): boolean {
+    const base = this.#base.get(key);
+    const now = this.#docs.get(key);
+    if (base?.version === now?.version) return true;
+    const ours = this.#pending.get(key)!;
+    const merger = this.#mergers.get(key);
+    const merged = merger ? merger(base?.value, ours, now?.value) : ours;
+    this.#base.set(key, now);
+    if (merged === undefined) {
+      this.#pending.delete(key);
+      this.#emit(key, 'remote');
+      return false;
+    }
+    if (!sameJson(merged, ours)) {
+      this.#pending.set(key, merged);
+      this.#emit(key, 'remote');
+    }
+    return true;
   }
 
   #updateSave(): void {
