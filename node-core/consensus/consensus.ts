@@ -5,6 +5,7 @@ import { LedgerError } from '../ledger/errors.ts';
 import type { CommittedBlock, Ledger, SignedBlock } from '../ledger/ledger.ts';
 import type { AccountRecord } from '../ledger/records.ts';
 import type { StateChain } from '../statechain/statechain.ts';
+import { BlockCache } from './block-cache.ts';
 import { type SignedVote, VoteBook } from './vote-book.ts';
 import { VoteThrottle, type VoteThrottleOptions } from './vote-throttle.ts';
 import { eligibleWeights, hasQuorum, type EligibleWeights } from './weights.ts';
@@ -135,6 +136,8 @@ export class Consensus {
   private readonly sign: ((message: Uint8Array, seed: Uint8Array) => Uint8Array) | undefined;
   /** The network's votes as counted here: slots, signed copies, duplicates, phantoms. */
   private readonly book = new VoteBook();
+  /** Blocks on chain as consensus reads them, decoded once (block-cache.ts). */
+  private readonly blocks: BlockCache;
   /** The local representative's vote slot by position `account:previous`. */
   private readonly own = new Map<string, OwnVote>();
   /** Finalized positions that answered laggards: answers given and when the last one went (ms). */
@@ -186,6 +189,7 @@ export class Consensus {
 
   constructor(deps: ConsensusDeps) {
     this.ledger = deps.ledger;
+    this.blocks = new BlockCache(deps.ledger);
     this.sc = deps.statechain;
     this.localRep = deps.localRep;
     this.sink = deps.sink;
@@ -238,7 +242,8 @@ export class Consensus {
     const settled = this.finalizedAt(position);
     if (settled !== undefined) this.answerLaggard(position, settled, v, last !== undefined);
     // One for the wrong position is not counted (C-13).
-    const held = this.ledger.getBlock(v.block_hash)?.block ?? this.ledger.stagedBlock(v.block_hash)?.block;
+    const onChain = this.blocks.get(v.block_hash);
+    const held = onChain?.block ?? this.ledger.stagedBlock(v.block_hash)?.block;
     if (held && position !== `${held.account}:${held.previous}`) return 'ignore';
     const known = this.book.positionOf(v.block_hash);
     if (known !== undefined && known !== position) return 'ignore';
@@ -250,8 +255,9 @@ export class Consensus {
     // Remembered only once it counts: neither a forged nor a misplaced vote can shadow a real one.
     // One slot per representative and position: a final vote never moves, a newer converge one does.
     if (!this.book.record(v, rep, position)) return 'ignore';
-    const b = this.ledger.getBlock(v.block_hash);
-    if (b && !b.finalized && this.running) this.drive(b.block.account);
+    const b = onChain;
+    const written = b && (this.ledger.getAccount(b.block.account)?.final_height ?? 0) >= b.height;
+    if (b && !written && this.running) this.drive(b.block.account);
     else if (!b && this.running) this.considerStaged(v.block_hash);
     // A re-affirmed vote (fresher copy of one already counted) is relayed for nodes that missed it.
     return 'accept';
@@ -265,7 +271,7 @@ export class Consensus {
     const [account, previous] = position.split(':') as [string, string];
     let height = 1;
     if (previous !== ZERO_HASH) {
-      const parent = this.ledger.getBlock(previous);
+      const parent = this.blocks.get(previous);
       if (!parent || parent.block.account !== account) return undefined;
       height = parent.height + 1;
     }
@@ -360,7 +366,7 @@ export class Consensus {
 
   /** True when this node has the block's body, on chain or staged as a conflict candidate. */
   private holds(hash: string): boolean {
-    return this.ledger.getBlock(hash) !== undefined || this.ledger.stagedBlock(hash) !== undefined;
+    return this.blocks.get(hash) !== undefined || this.ledger.stagedBlock(hash) !== undefined;
   }
 
   /** The newest timestamp seen on a representative's vote (tests, diagnostics). */
@@ -558,7 +564,7 @@ export class Consensus {
     while (h <= acct.height) {
       const hash = this.ledger.hashAt(account, h);
       if (hash === undefined) return;
-      const block = this.ledger.getBlock(hash)?.block;
+      const block = this.blocks.onChain(hash, account, h)?.block;
       if (!block) return;
       if (!this.sourceFinal(account, block)) return;
       // In a conflict every representative prefers the lowest hash among the candidates
@@ -607,7 +613,7 @@ export class Consensus {
    */
   private sourceFinal(account: string, block: SignedBlock): boolean {
     if (block.type !== 'receive' || !block.source) return true;
-    const src = this.ledger.getBlock(block.source);
+    const src = this.blocks.get(block.source);
     if (!src) {
       this.stalled.add(account);
       return false;

@@ -1,0 +1,73 @@
+import type { SignedBlock } from '../ledger/ledger.ts';
+
+/** What consensus needs of a block on chain: its body and its height. */
+export interface HeldBlock {
+  block: SignedBlock;
+  height: number;
+}
+
+/** The ledger reads the cache stands in front of. */
+export interface BlockSource {
+  getBlock(hash: string): HeldBlock | undefined;
+  hashAt(account: string, height: number): string | undefined;
+}
+
+const LIMIT = 8192;
+
+/**
+ * Decoded blocks for consensus (issue #18, target 6). Counting one vote read the same few blocks
+ * from the store and decoded them again each time (the voted block up to three times, its parent
+ * once): 97 µs of the joining node's thread per final vote in a catch-up. A block's body and height
+ * never change while its hash stays on chain, but a rollback can take it off (a lost conflict, a
+ * lease unwind), so a cached entry is trusted only while the chain still has its hash at its height:
+ * one index read, no decoding. An entry found off chain is dropped and read afresh.
+ */
+export class BlockCache {
+  private readonly source: BlockSource;
+  private readonly held = new Map<string, HeldBlock>();
+  hits = 0;
+  misses = 0;
+
+  constructor(source: BlockSource) {
+    this.source = source;
+  }
+
+  /** The block on chain with this hash, or undefined. */
+  get(hash: string): HeldBlock | undefined {
+    const e = this.held.get(hash);
+    if (e !== undefined) {
+      if (this.source.hashAt(e.block.account, e.height) === hash) {
+        this.hits += 1;
+        return e;
+      }
+      this.held.delete(hash);
+    }
+    return this.read(hash);
+  }
+
+  /**
+   * The block whose hash the chain holds at `account`/`height` right now (the caller just read it
+   * there with `hashAt`): no second index read is needed to trust a cached entry.
+   */
+  onChain(hash: string, account: string, height: number): HeldBlock | undefined {
+    const e = this.held.get(hash);
+    if (e !== undefined && e.height === height && e.block.account === account) {
+      this.hits += 1;
+      return e;
+    }
+    return this.read(hash);
+  }
+
+  private read(hash: string): HeldBlock | undefined {
+    this.misses += 1;
+    const rec = this.source.getBlock(hash);
+    if (rec === undefined) {
+      this.held.delete(hash);
+      return undefined;
+    }
+    const e = { block: rec.block, height: rec.height };
+    if (this.held.size >= LIMIT) this.held.delete(this.held.keys().next().value!);
+    this.held.set(hash, e);
+    return e;
+  }
+}
