@@ -133,6 +133,12 @@ describe('desktop habits in Chromium against a real node', () => {
     await dialog.waitFor();
     await page.keyboard.press('?');
     await dialog.waitFor({ state: 'hidden' });
+    // The sidebar's link opens it too, for those who do not guess the key.
+    await page.getByTestId('shortcuts-link').click();
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await focusedTestId(page)).toBe('shortcuts-link');
   });
 
   it('g s, g h, g c, g w go to send, history, chat and the wallet; / searches the explorer', async () => {

@@ -2,6 +2,7 @@ import { Fragment } from 'react';
 import { safeUnread, useChatState } from '../chat/state.ts';
 import { keystore, useKeystore } from '../keystore/index.ts';
 import { href } from '../router.ts';
+import { setHelpOpen } from '../shortcuts/useShortcuts.ts';
 
 /** Navigation, with room for the pages to come (shown, disabled, "soon"). */
 const PAGES = [
@@ -53,6 +54,16 @@ export function Sidebar({ active }: { active: string }) {
         </span>
       ))}
       <div className="spacer" />
+      {/* The one visible way in to the `?` overlay, for those who do not guess the key. */}
+      <button
+        type="button"
+        className="link shortcuts-link"
+        onClick={() => setHelpOpen(true)}
+        aria-keyshortcuts="?"
+        data-testid="shortcuts-link"
+      >
+        Keyboard shortcuts <kbd>?</kbd>
+      </button>
       {ks.status === 'unlocked' && (
         <button type="button" onClick={() => keystore().lock('user')} data-testid="lock-button">
           Lock now
