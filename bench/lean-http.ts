@@ -17,10 +17,11 @@ export class LeanHttpConnection {
   private readonly host: string;
   private readonly port: number;
 
-  constructor(host: string, port: number) {
+  /** `localAddress`: the source address to connect from (a loopback one: 127.x.y.z all reach the node). */
+  constructor(host: string, port: number, localAddress?: string) {
     this.host = host;
     this.port = port;
-    this.socket = connect({ host, port, noDelay: true });
+    this.socket = connect({ host, port, noDelay: true, localAddress });
     this.ready = new Promise((resolve, reject) => {
       this.socket.once('connect', resolve);
       this.socket.once('error', reject);
@@ -30,9 +31,9 @@ export class LeanHttpConnection {
     this.socket.on('close', () => this.fail(new Error('connection closed')));
   }
 
-  static forUrl(url: string): LeanHttpConnection {
+  static forUrl(url: string, localAddress?: string): LeanHttpConnection {
     const u = new URL(url);
-    return new LeanHttpConnection(u.hostname, Number(u.port));
+    return new LeanHttpConnection(u.hostname, Number(u.port), localAddress);
   }
 
   async post(path: string, body: string): Promise<{ status: number; body: string }> {
