@@ -12,12 +12,12 @@ import { stringifyJson } from '../node-core/protocol/json.ts';
 import { solvePowJs } from '../node-core/protocol/pow.ts';
 import { blockHashBytesNode } from '../node-core/fastpath/block-hash.ts';
 import { signBytesNode, verifyBytesNode } from '../node-core/fastpath/ed25519.ts';
-import { LedgerNode } from '../node-core/node.ts';
 import { driveIngest } from './ingest-client.ts';
 import { measureIngestCeiling } from './ingest-ceiling.ts';
 import { loadGet } from './load.ts';
 import { fmtRate, measureRate, ratio } from './measure.ts';
 import { spawnNode } from './spawn-node.ts';
+import { benchStartup } from './startup.ts';
 
 /**
  * Node benchmarks (issue "The ledger node"): block ingest over HTTP against single-thread Ed25519
@@ -272,113 +272,12 @@ async function benchReads(log: (l: string) => void, dir: string): Promise<Record
   }
 }
 
-/** Fills a data directory with `n` accounts, one claim each, through the ledger itself (in-process). */
-async function fillStore(dir: string, n: number, log: (l: string) => void): Promise<void> {
-  const node = new LedgerNode({
-    dataDir: dir,
-    apiPort: 0,
-    powDifficulty: 0n,
-    rateLimit: false,
-    verifyThreads: 1,
-    p2p: false,
-  });
-  await node.start();
-  try {
-    const networkId = node.statechain.networkId;
-    const t0 = node.now();
-    const start = performance.now();
-    const BATCH = 2000;
-    for (let done = 0; done < n; done += BATCH) {
-      const blocks: Block[] = [];
-      for (let i = 0; i < Math.min(BATCH, n - done); i++) {
-        const key = fastKey();
-        blocks.push(
-          seal(
-            {
-              type: 'claim',
-              account: key.address,
-              previous: ZERO_HASH,
-              balance: 1_000_000n,
-              timestamp: t0,
-              asset: 'XE',
-              amount: 1_000_000n,
-              pub_key: key.pub,
-            },
-            key,
-            networkId,
-            0n,
-          ),
-        );
-      }
-      await Promise.all(blocks.map((b) => node.ledger.submit(b, { live: false })));
-    }
-    await node.consensus.idle();
-    log(
-      `startup: filled the store with ${n} accounts and blocks in ${((performance.now() - start) / 1000).toFixed(1)} s`,
-    );
-  } finally {
-    await node.stop();
-  }
-}
-
 /** CPU seconds (user + system, all threads) a process has used so far, from /proc. */
 function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may contain spaces): utime and stime are fields 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
-}
-
-/** Resident set of a process in MB, with its anonymous and file-backed parts. */
-function memoryOf(pid: number): { rss: number; anon: number; file: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const mb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
-  return { rss: mb('VmRSS'), anon: mb('RssAnon'), file: mb('RssFile') };
-}
-
-async function benchStartup(log: (l: string) => void, dir: string): Promise<Record<string, number>> {
-  const N = 100_000;
-  const data = join(dir, 'big');
-  await fillStore(data, N, log);
-  const times: number[] = [];
-  const mems: { rss: number; anon: number; file: number }[] = [];
-  for (let run = 0; run < 3; run++) {
-    const started = performance.now();
-    // The default configuration (peer-to-peer networking on, no peers), as users run it.
-    const node = await spawnNode([
-      '--data-dir',
-      data,
-      '--api-port',
-      '0',
-      '--p2p-port',
-      '0',
-      '--log-level',
-      'warn',
-    ]);
-    for (;;) {
-      const r = await fetch(`${node.url}/health`).catch(() => undefined);
-      if (r?.status === 200) break;
-      await new Promise((res) => setTimeout(res, 5));
-    }
-    times.push(performance.now() - started);
-    // Touch the data a little, as a running node would, then read the resident set.
-    for (let i = 0; i < 20; i++)
-      await fetch(`${node.url}/accounts?offset=${i * 1000}&limit=1000`).then((r) => r.arrayBuffer());
-    await fetch(`${node.url}/supply`).then((r) => r.arrayBuffer());
-    mems.push(memoryOf(node.proc.pid!));
-    await node.stop();
-  }
-  const best = Math.min(...times);
-  const median = [...times].sort((a, b) => a - b)[1]!;
-  const mem = [...mems].sort((a, b) => a.rss - b.rss)[1]!;
-  log(
-    `startup to /health with ${N} blocks: median ${(median / 1000).toFixed(2)} s, best ${(best / 1000).toFixed(2)} s (process spawn included; target < 1.5 s)`,
-  );
-  log(
-    `resident memory with ${N} accounts: median ${mem.rss.toFixed(0)} MB of 3 runs (${mems.map((m) => m.rss.toFixed(0)).join(', ')}); ` +
-      `${mem.anon.toFixed(0)} MB anonymous + ${mem.file.toFixed(0)} MB file pages (store and binary) after reading 20,000 accounts and /supply (target < 300 MB)`,
-  );
-  return { startup_100k_median_s: median / 1000, rss_100k_accounts_mb: mem.rss };
 }
 
 export default async function benchNode(log: (line: string) => void): Promise<Record<string, number>> {

@@ -1,0 +1,174 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { type Block, ZERO_HASH } from '../node-core/protocol/block.ts';
+import { LedgerNode } from '../node-core/node.ts';
+import { fastKey, seal } from './node.ts';
+import { spawnNode } from './spawn-node.ts';
+
+/**
+ * Start-up and memory benchmarks: time from spawning `ledger-node` to the first 200 from /health on a
+ * store of 100,000 blocks (one claim on each of 100,000 accounts), and the resident set of that node
+ * after it served some reads. `npm run bench -- startup` runs these alone; the `node` suite runs them
+ * after ingest. BENCH_STARTUP_STORE=DIR keeps the filled store in DIR and reuses it on later runs
+ * (filling takes a minute); BENCH_STARTUP_PROF=DIR writes a CPU profile of each start there.
+ */
+
+/** Fills a data directory with `n` accounts, one claim each, through the ledger itself (in-process). */
+export async function fillStore(dir: string, n: number, log: (l: string) => void): Promise<void> {
+  const node = new LedgerNode({
+    dataDir: dir,
+    apiPort: 0,
+    powDifficulty: 0n,
+    rateLimit: false,
+    verifyThreads: 1,
+    p2p: false,
+  });
+  await node.start();
+  try {
+    const networkId = node.statechain.networkId;
+    const t0 = node.now();
+    const start = performance.now();
+    const BATCH = 2000;
+    for (let done = 0; done < n; done += BATCH) {
+      const blocks: Block[] = [];
+      for (let i = 0; i < Math.min(BATCH, n - done); i++) {
+        const key = fastKey();
+        blocks.push(
+          seal(
+            {
+              type: 'claim',
+              account: key.address,
+              previous: ZERO_HASH,
+              balance: 1_000_000n,
+              timestamp: t0,
+              asset: 'XE',
+              amount: 1_000_000n,
+              pub_key: key.pub,
+            },
+            key,
+            networkId,
+            0n,
+          ),
+        );
+      }
+      await Promise.all(blocks.map((b) => node.ledger.submit(b, { live: false })));
+    }
+    await node.consensus.idle();
+    log(
+      `startup: filled the store with ${n} accounts and blocks in ${((performance.now() - start) / 1000).toFixed(1)} s`,
+    );
+  } finally {
+    await node.stop();
+  }
+}
+
+export interface Memory {
+  rss: number;
+  anon: number;
+  file: number;
+}
+
+/** Resident set of a process in MB, with its anonymous and file-backed parts. */
+export function memoryOf(pid: number): Memory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+  return { rss: mb('VmRSS'), anon: mb('RssAnon'), file: mb('RssFile') };
+}
+
+/** A port free on loopback now (the node is told it, so /health can be polled before the ready line). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A data directory holding `n` one-claim accounts: BENCH_STARTUP_STORE's if filled already. */
+async function filledStore(dir: string, n: number, log: (l: string) => void): Promise<string> {
+  const kept = process.env.BENCH_STARTUP_STORE;
+  const data = kept ?? join(dir, 'big');
+  if (kept && existsSync(join(kept, 'filled'))) {
+    log(`startup: reusing the store in ${kept}`);
+    return data;
+  }
+  await fillStore(data, n, log);
+  if (kept) writeFileSync(join(kept, 'filled'), `${n}\n`);
+  return data;
+}
+
+export async function benchStartup(log: (l: string) => void, dir: string): Promise<Record<string, number>> {
+  const N = 100_000;
+  const data = await filledStore(dir, N, log);
+  const prof = process.env.BENCH_STARTUP_PROF;
+  const times: number[] = [];
+  const mems: (Memory & { beforeSupply: Memory })[] = [];
+  const readies: number[] = [];
+  for (let run = 0; run < 3; run++) {
+    const port = await freePort();
+    const started = performance.now();
+    // The default configuration (peer-to-peer networking on, no peers), as users run it. /health
+    // answers once the API listens, before networking has started and the ready line is printed.
+    const spawned = spawnNode(
+      ['--data-dir', data, '--api-port', String(port), '--p2p-port', '0', '--log-level', 'warn'],
+      prof ? { env: { ...process.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` } } : {},
+    );
+    // Awaited below; a start that fails also ends the polling.
+    let failed = false;
+    spawned.catch(() => (failed = true));
+    for (;;) {
+      const r = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+      if (r?.status === 200) break;
+      if (failed) break;
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    times.push(performance.now() - started);
+    const node = await spawned;
+    readies.push(node.readyMs);
+    // Touch the data a little, as a running node would, then read the resident set.
+    for (let i = 0; i < 20; i++)
+      await fetch(`${node.url}/accounts?offset=${i * 1000}&limit=1000`).then((r) => r.arrayBuffer());
+    const beforeSupply = memoryOf(node.proc.pid!);
+    await fetch(`${node.url}/supply`).then((r) => r.arrayBuffer());
+    mems.push({ ...memoryOf(node.proc.pid!), beforeSupply });
+    await node.stop();
+  }
+  const best = Math.min(...times);
+  const median = [...times].sort((a, b) => a - b)[1]!;
+  const readyMedian = [...readies].sort((a, b) => a - b)[1]!;
+  const mem = [...mems].sort((a, b) => a.rss - b.rss)[1]!;
+  log(
+    `startup to /health with ${N} blocks: median ${(median / 1000).toFixed(2)} s, best ${(best / 1000).toFixed(2)} s ` +
+      `(process spawn included; target < 0.6 s); networking up and the ready line printed: median ${(readyMedian / 1000).toFixed(2)} s`,
+  );
+  log(
+    `resident memory with ${N} accounts: median ${mem.rss.toFixed(0)} MB of 3 runs (${mems.map((m) => m.rss.toFixed(0)).join(', ')}); ` +
+      `${mem.anon.toFixed(0)} MB anonymous + ${mem.file.toFixed(0)} MB file pages (the node binary's and the store's mapped pages) ` +
+      `after reading 20,000 accounts and /supply (which reads every account); before /supply ${mem.beforeSupply.rss.toFixed(0)} MB ` +
+      `(${mem.beforeSupply.anon.toFixed(0)} + ${mem.beforeSupply.file.toFixed(0)}) (target < 200 MB)`,
+  );
+  return {
+    startup_100k_median_s: median / 1000,
+    startup_ready_line_100k_median_s: readyMedian / 1000,
+    rss_100k_accounts_mb: mem.rss,
+    rss_anon_100k_accounts_mb: mem.anon,
+    rss_file_100k_accounts_mb: mem.file,
+  };
+}
+
+/** `npm run bench -- startup`: the start-up and memory figures alone. */
+export default async function benchStartupSuite(
+  log: (line: string) => void,
+): Promise<Record<string, number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
+  try {
+    return await benchStartup(log, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
