@@ -14,5 +14,7 @@ const installed = fileURLToPath(import.meta.url)
   .split(/[\\/]/)
   .includes('node_modules');
 const entry = !installed && existsSync(source) ? source : compiled;
+// The sources are stripped of their types on every start unless cached (source-cache.js).
+if (entry === source) (await import('./source-cache.js')).enableSourceCache(new URL('..', import.meta.url));
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));

@@ -84,6 +84,8 @@ import type { SelfRegistration, SelfRegistrationOptions } from './net/self-regis
 import type { Syncer } from './net/sync.ts';
 import type { PeerLatency } from './net/peer-latency.ts';
 import { P2PSwitch } from './net/p2p-switch.ts';
+import { PEER_KEY_FILE, peerIdFromKeyFile } from './net/peer-id-text.ts';
+import { preloadNetworkModules } from './net/preload.ts';
 import { type ActivityOptions, ActivitySampler } from './metrics/activity.ts';
 import { LogRing } from './metrics/log-ring.ts';
 import { teeLogger } from './metrics/log-tee.ts';
@@ -356,8 +358,10 @@ export class LedgerNode {
   checkpoints!: Checkpoints;
   /** The window's own state: wallet, settings, address book, labels (app-store/app-store.ts). */
   appStore!: AppStore;
-  /** The libp2p peer id while networking is off (see start). */
+  /** The libp2p peer id while networking is off or still starting (see start). */
   private offlinePeerId: string | undefined;
+  /** Peer-to-peer networking is starting: the API already answers (`GET /node` says so). */
+  networkStarting = false;
   /** Who may reach a lease's VM, and the way there (here, or through its provider). */
   vmAccess!: VmAccess;
   startedAt = 0;
@@ -393,8 +397,11 @@ export class LedgerNode {
     this.nodeKey = this.loadNodeKey();
     // Without peer-to-peer networking the node still has its libp2p identity (issue #14): `/node`
     // names a peer id, so a directory registration naming this node is valid, and the id is the one
-    // the node will have once networking is turned on.
-    if (this.opts.p2p === false) {
+    // the node will have once networking is turned on. It is read from the key file without libp2p
+    // (peer-id-text.ts), so the API names it before networking has started; libp2p makes the key
+    // the first time.
+    this.offlinePeerId = peerIdFromKeyFile(this.dataDir, PEER_KEY_FILE);
+    if (this.offlinePeerId === undefined) {
       const [{ loadPeerKey }, { peerIdFromPrivateKey }] = await Promise.all([
         import('./net/peer-key.ts'),
         import('@libp2p/peer-id'),
@@ -406,7 +413,9 @@ export class LedgerNode {
       this.statechain = new StateChain({ store: this.store, verify: verifyBytesNode });
       this.statechain.start();
       this.certificates = new CertificateBook(this.store);
-      this.verifyPool = new VerifyPool({ threads: this.opts.verifyThreads });
+      // No worker until the first signature to check: a worker thread costs ~25 MB resident and its
+      // start competes with the node's own; an idle or read-only node needs none.
+      this.verifyPool = new VerifyPool({ threads: this.opts.verifyThreads, initialThreads: 0 });
       // The WebAssembly kernel checks a nonce several times faster than the pure-JS digest.
       const kernel = loadPowKernelSync();
       this.ledger = new Ledger({
@@ -475,7 +484,6 @@ export class LedgerNode {
           return openTunnel(stream, lease);
         },
       });
-      if (this.opts.p2p !== false) await this.startP2P();
       this.activity = new ActivitySampler(
         {
           blocks: () => this.ledger.counters.current.blocks,
@@ -485,9 +493,18 @@ export class LedgerNode {
         this.opts.activity,
       );
       this.activity.start();
+      await this.listen();
+      // The API answers while networking starts (loading libp2p is a good part of a start-up); the
+      // start still fails if networking cannot start. A block committed meanwhile is not gossiped,
+      // like one committed before any peer connects: peers pull it by sync when they connect.
+      if (this.opts.p2p !== false) {
+        this.networkStarting = true;
+        await this.loadNetwork();
+        await this.startP2P();
+        this.networkStarting = false;
+      }
       // After the network: what the outbox held at the last stop is retried as nodes connect.
       this.chatOutbox.start();
-      await this.listen();
       this.startOwnCertificate();
       // 'auto' probes the host (qemu may try a KVM boot for seconds) after the start, never holding
       // it up; a driver asked for by name is checked before the start completes, so it can refuse.
@@ -1044,6 +1061,11 @@ export class LedgerNode {
   /** The node's libp2p peer id; its public key when peer-to-peer networking is off. */
   get nodeId(): string {
     return this.p2p?.peerId || this.offlinePeerId || this.nodeKey.pub_key;
+  }
+
+  /** Loads the peer-to-peer modules while the API answers (net/preload.ts); tests hold it to look in. */
+  protected async loadNetwork(): Promise<void> {
+    await preloadNetworkModules();
   }
 
   /**

@@ -7,6 +7,7 @@ import type { JsonValue } from '../protocol/json.ts';
 import { ConnectionCaps, resolveConnectionLimits, serverTimeouts } from './connection-limits.ts';
 import type { ConnectionLimitOptions } from './connection-limits.ts';
 import { ErrorLog } from './error-log.ts';
+import { lazyCompilers } from './lazy-compilers.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { installAgentHooks, withIdempotencyKeys } from './idempotency.ts';
 import type { AgentApiOptions } from './idempotency.ts';
@@ -206,6 +207,10 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): ApiE
   return e;
 }
 
+/** How long after listening the route validators are compiled (see lazy-compilers.ts). */
+const VALIDATOR_WARM_MS = 1_000;
+const VALIDATORS_PER_TURN = 8;
+
 export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   const info = opts.info ?? DEFAULT_INFO;
   const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -277,7 +282,10 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   // Errors answered are logged, rate-limited: a client must not be able to flood the log.
   const errorLog = opts.logger === false || opts.logger === undefined ? undefined : new ErrorLog();
 
+  const compilers = lazyCompilers();
   const app = Fastify({
+    // Ajv loads and compiles on first use, not before the server listens (lazy-compilers.ts).
+    schemaController: { compilersFactory: compilers.compilersFactory },
     loggerInstance: opts.logger === false ? undefined : opts.logger,
     logController: new LogController({ disableRequestLogging: opts.logRequests !== true }),
     bodyLimit,
@@ -391,7 +399,18 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     installAgentHooks(app, opts.agent, (auth) => security.checkAdmin(auth) === undefined);
   for (const route of allRoutes) registerRoute(app, route);
 
+  // The validators are compiled a little after the server listens, a few per turn of the event
+  // loop, so the first requests after a start wait neither for Ajv nor behind it; a request that
+  // comes sooner compiles its own route's.
+  let warming: NodeJS.Timeout | undefined;
+  const warmSome = () => {
+    warming = compilers.warm(VALIDATORS_PER_TURN) > 0 ? setTimeout(warmSome, 0).unref() : undefined;
+  };
+  app.addHook('onListen', async () => {
+    warming = setTimeout(warmSome, VALIDATOR_WARM_MS).unref();
+  });
   app.addHook('onClose', async () => {
+    clearTimeout(warming);
     limiter?.close();
     errorLog?.close();
   });

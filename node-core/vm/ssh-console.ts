@@ -4,6 +4,9 @@ import { BaseAgent, Client } from 'ssh2';
 import type { ClientChannel, SignCallback, SigningRequestOptions } from 'ssh2';
 import { hexToBytes } from '../protocol/hex.ts';
 import { verifyBytes } from '../protocol/keys.ts';
+import { SshConsoleError } from './ssh-console-errors.ts';
+
+export { MAX_PTY_CELLS, SshConsoleError, type SshConsoleErrorCode } from './ssh-console-errors.ts';
 
 /**
  * An SSH client for the VM console: runs over an already open stream to the VM's SSH server (the
@@ -12,21 +15,6 @@ import { verifyBytes } from '../protocol/keys.ts';
  * console route relays to the browser. ssh2 runs the whole protocol; the key reaches it as a custom
  * agent (ssh2 signs `ssh-ed25519` user auth through agents with the raw 64-byte signature).
  */
-
-export type SshConsoleErrorCode =
-  /** The server refused the key, or no valid signature came back from `sign`. */
-  | 'auth_failed'
-  /** Handshake, channel or transport failure (the tunnel broke, the shell was refused...). */
-  | 'ssh_failed';
-
-export class SshConsoleError extends Error {
-  readonly code: SshConsoleErrorCode;
-  constructor(code: SshConsoleErrorCode, message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.name = 'SshConsoleError';
-    this.code = code;
-  }
-}
 
 export interface SshConsoleOptions {
   /** A stream to the VM's SSH server; destroyed when the session ends. */
@@ -71,8 +59,6 @@ export interface SshShell {
 
 const SSH_ED25519 = 'ssh-ed25519';
 const DEFAULT_READY_TIMEOUT_MS = 60_000;
-/** A PTY larger than this is a client bug, not a screen. */
-export const MAX_PTY_CELLS = 1000;
 
 /** `ssh-ed25519 AAAA...`: the wire blob (string type, string key; RFC 8709) in base64. */
 export function openSshPublicKey(accessPubKeyHex: string): string {

@@ -14,7 +14,8 @@ import type { LeaseState } from '../../leasing/records.ts';
 import { bytesToHex, hexToBytes } from '../../protocol/hex.ts';
 import type { Verifier } from '../../protocol/keys.ts';
 import { LEASE_SIGNATURE_WINDOW_NS, verifyLeaseAccess } from '../../protocol/payloads.ts';
-import { MAX_PTY_CELLS, openSshConsole, SshConsoleError, type SshShell } from '../../vm/ssh-console.ts';
+import type { SshShell } from '../../vm/ssh-console.ts';
+import { MAX_PTY_CELLS, SshConsoleError } from '../../vm/ssh-console-errors.ts';
 import { ApiError } from '../errors.ts';
 
 /**
@@ -253,6 +254,8 @@ class ConsoleSession {
       this.#status('authenticating');
       let shell: SshShell;
       try {
+        // ssh2 loads with the first console, not with the node (ssh-console-errors.ts).
+        const { openSshConsole } = await import('../../vm/ssh-console.ts');
         shell = await openSshConsole({
           tunnel,
           accessPubKey,

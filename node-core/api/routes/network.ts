@@ -121,7 +121,11 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
         evaluated: true,
         detail:
           `${peerCount} peer${peerCount === 1 ? '' : 's'}, ${minPeers} required` +
-          (node.p2p ? '' : ' (peer-to-peer networking off)'),
+          (node.p2p
+            ? ''
+            : node.networkStarting
+              ? ' (peer-to-peer networking starting)'
+              : ' (peer-to-peer networking off)'),
       },
       node.p2p === undefined || (minPeers === 0 && peerCount === 0)
         ? { name: 'synced', ok: true, evaluated: true, detail: 'no peers to sync from' }
@@ -194,6 +198,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           genesis_hash: node.genesisHash,
           // Unix ns; genesis blocks say 0 (ledger/network-start.ts). Null: nothing to tell yet.
           network_started_at: networkStart(),
+          // 'starting' while the API already answers and networking is still starting (node.ts).
+          p2p: node.networkStarting ? 'starting' : node.p2pSwitch.state,
           peers: node.p2p?.peers() ?? [],
           peer_count: node.p2p?.peers().length ?? 0,
           listen_addrs: (node.p2p?.listenAddrs ?? []).map((a) =>
@@ -217,6 +223,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           election_pull: node.electionPuller?.stats ?? null,
           inbound_connections: node.p2p?.inboundStats ?? null,
           messenger: node.p2p?.messengerStats ?? null,
+          // Gossip this node published: batch messages, the items in them, items sent alone.
+          gossip_published: node.p2p?.gossipBatching ?? null,
           pow_difficulty: formatDifficulty(pow.block),
           chat_pow_difficulty: formatDifficulty(pow.chat),
           // The effective genesis-pinned windows (defaults where the genesis pins none).

@@ -66,8 +66,9 @@ const p2pSchema: JsonSchema = {
 
 export function nodeOpsRoutes(node: LedgerNode): RouteDef[] {
   const p2pStatus = () => ({
-    state: node.p2pSwitch.state,
-    since: node.p2pSwitch.stateSince,
+    // Networking starts after the API listens (node.ts start): until then it is 'starting'.
+    state: node.networkStarting ? 'starting' : node.p2pSwitch.state,
+    since: node.networkStarting ? node.startedAt : node.p2pSwitch.stateSince,
     listen_addrs: (node.p2p?.listenAddrs ?? []).map((a) =>
       a.includes('/p2p/') ? a : `${a}/p2p/${node.nodeId}`,
     ),
@@ -247,6 +248,8 @@ export function nodeOpsRoutes(node: LedgerNode): RouteDef[] {
           Object.keys(body).some((k) => k !== 'running')
         )
           throw ApiError.badRequest('body must be {"running": true} or {"running": false}');
+        if (node.networkStarting)
+          throw ApiError.unavailable('peer-to-peer networking is still starting: try again in a moment');
         try {
           await node.p2pSwitch.set(body.running);
         } catch (e) {

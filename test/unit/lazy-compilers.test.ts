@@ -1,0 +1,78 @@
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { lazyCompilers } from '../../node-core/api/lazy-compilers.ts';
+
+/**
+ * Route validators compiled on first use (api/lazy-compilers.ts): nothing is compiled before the
+ * server is ready, and every request is validated, coerced and refused exactly as by fastify's own
+ * compiler on the same routes.
+ */
+const query = {
+  type: 'object',
+  properties: { n: { type: 'integer', minimum: 1 }, tag: { type: 'string', maxLength: 3 } },
+  additionalProperties: false,
+} as const;
+const params = { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } as const;
+
+function server(compilers?: ReturnType<typeof lazyCompilers>) {
+  const app = Fastify(
+    compilers ? { schemaController: { compilersFactory: compilers.compilersFactory } } : {},
+  );
+  app.get('/q', { schema: { querystring: query } }, async (req) => ({ query: req.query }));
+  app.get('/p/:id', { schema: { params } }, async (req) => ({ params: req.params }));
+  app.get('/none', async () => ({ ok: true }));
+  return app;
+}
+
+const urls = ['/q?n=5', '/q?n=abc', '/q?n=0', '/q?tag=abcd', '/q?n=2&x=1', '/q', '/p/7', '/p/x', '/none'];
+
+describe('lazy route validators', () => {
+  it('compile nothing before the first request, then only the route asked for', async () => {
+    const compilers = lazyCompilers();
+    const app = server(compilers);
+    await app.ready();
+    expect(compilers.total).toBe(4); // GET and HEAD of each route with a schema
+    expect(compilers.compiled).toBe(0);
+    expect((await app.inject('/none')).statusCode).toBe(200);
+    expect(compilers.compiled).toBe(0);
+    const r = await app.inject('/q?n=5');
+    expect(r.json()).toEqual({ query: { n: 5 } }); // coerced to an integer, as fastify does
+    expect(compilers.compiled).toBe(1);
+    expect(compilers.warm(1)).toBe(2); // a slice at a time: how many remain
+    expect(compilers.warm()).toBe(0);
+    expect(compilers.compiled).toBe(4);
+    await app.close();
+  });
+
+  it('answer every request as fastify’s own compiler does (status and body)', async () => {
+    const lazy = server(lazyCompilers());
+    const eager = server();
+    for (const url of urls) {
+      const [a, b] = [await lazy.inject(url), await eager.inject(url)];
+      expect({ url, status: a.statusCode, body: a.body }).toEqual({
+        url,
+        status: b.statusCode,
+        body: b.body,
+      });
+    }
+    expect((await lazy.inject('/q?n=abc')).statusCode).toBe(400);
+    await Promise.all([lazy.close(), eager.close()]);
+  });
+
+  it('after warm(), still answer as before', async () => {
+    const compilers = lazyCompilers();
+    const lazy = server(compilers);
+    const eager = server();
+    await lazy.ready();
+    compilers.warm();
+    for (const url of urls) {
+      const [a, b] = [await lazy.inject(url), await eager.inject(url)];
+      expect({ url, status: a.statusCode, body: a.body }).toEqual({
+        url,
+        status: b.statusCode,
+        body: b.body,
+      });
+    }
+    await Promise.all([lazy.close(), eager.close()]);
+  });
+});
