@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * Helpers of the ingest benchmark that look at the node process: its start-up work, and where its
+ * CPU goes, thread by thread (from /proc, so no profiler slows the run).
+ */
+
+/**
+ * Waits until the node's own performance certificate is made (its benchmark ran: `GET /node`
+ * `benchmark.state` done or failed). A fresh node starts it just after start; it costs about 3.5 s
+ * of CPU in a worker thread, which fell inside the ingest run and was counted as ~220 µs per block
+ * of a 16,000-block run. It is start-up work, not ingest. Returns the seconds waited.
+ */
+export async function waitForStartupWork(url: string, timeoutMs = 120_000): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    const info = (await (await fetch(`${url}/node`)).json()) as { benchmark?: { state?: string } };
+    const state = info.benchmark?.state;
+    if (state === undefined || state === 'done' || state === 'failed') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** CPU seconds (user + system) of each thread of a process: thread id -> {name, seconds}. */
+export function threadCpu(pid: number): Map<string, { name: string; seconds: number }> {
+  const out = new Map<string, { name: string; seconds: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    // Fields after the command name (which may contain spaces): utime and stime are fields 14 and 15.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(tid, { name, seconds: (Number(f[11]) + Number(f[12])) / 100 }); // USER_HZ is 100 on Linux
+  }
+  return out;
+}
+
+export interface CpuSplit {
+  /** The node's JavaScript thread: HTTP, JSON, hashing, proof of work, ledger rules, LMDB calls. */
+  main: number;
+  /** libuv's pool: LMDB's commits and syncs (and file I/O). */
+  pool: number;
+  /** Every other thread: signature-verification workers and V8's GC and compiler helpers. */
+  other: number;
+  total: number;
+}
+
+/** CPU µs per block by kind of thread between two `threadCpu` readings. */
+export function cpuSplit(
+  pid: number,
+  before: ReturnType<typeof threadCpu>,
+  after: ReturnType<typeof threadCpu>,
+  blocks: number,
+): CpuSplit {
+  const s = { main: 0, pool: 0, other: 0, total: 0 };
+  for (const [tid, t] of after) {
+    const us = ((t.seconds - (before.get(tid)?.seconds ?? 0)) / blocks) * 1e6;
+    if (tid === String(pid)) s.main += us;
+    else if (t.name.startsWith('libuv-worker')) s.pool += us;
+    else s.other += us;
+    s.total += us;
+  }
+  return s;
+}
