@@ -1,4 +1,5 @@
 /** Small timing helpers shared by the benchmark suites. */
+import { readFileSync } from 'node:fs';
 
 export interface Rate {
   ops: number;
@@ -32,4 +33,11 @@ export function fmtRate(perSecond: number): string {
 
 export function ratio(a: number, b: number): string {
   return `${(a / b).toFixed(2)}x`;
+}
+
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }

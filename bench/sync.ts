@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { driveIngest } from './ingest-client.ts';
-import { fmtRate, ratio } from './measure.ts';
+import { cpuSeconds, fmtRate, ratio } from './measure.ts';
 import { buildChain, fastKey } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
@@ -23,13 +23,6 @@ const CLIENTS = 16;
 
 async function json<T>(url: string): Promise<T> {
   return (await (await fetch(url)).json()) as T;
-}
-
-/** CPU seconds (user + system, all threads) a process has used so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Node options that preload the event-loop delay probe (loop-lag-probe.ts) writing to `file`. */

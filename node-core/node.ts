@@ -21,6 +21,7 @@ import type { VoteThrottleOptions } from './consensus/vote-throttle.ts';
 import { signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
 import { PreverifiedSignatures } from './net/preverified.ts';
+import { countVotes } from './net/vote-intake.ts';
 import {
   createDevnet,
   type DevnetOptions,
@@ -1114,6 +1115,15 @@ export class LedgerNode {
       {
         onBlock: (block) => this.blockFromPeer(block),
         onVote: (vote) => this.consensus.onVote(vote),
+        // A gossiped batch: its blocks' signatures reach the verify pool together; its votes are
+        // checked there too, then counted in short slices (net/vote-intake.ts).
+        onBlocks: (blocks) => Promise.all(blocks.map((b) => this.blockFromPeer(b))),
+        onVotes: (votes) =>
+          countVotes(votes, {
+            consensus: this.consensus,
+            verifier: this.verifyPool,
+            preverified: this.preverified,
+          }),
         onPeer: (peer) => {
           this.syncer?.request(peer);
           this.certificateExchange?.peerConnected(peer);

@@ -18,7 +18,14 @@ import type { JsonPath } from '../protocol/json.ts';
 import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
 import {
+  blockJson,
+  decodeBlockBatch,
   decodeBlockMessage,
+  decodeVoteBatch,
+  encodeBatchMessage,
+  MAX_BATCH_BYTES,
+  MAX_BATCH_ITEMS,
+  voteJson,
   decodeMarketplaceMessage,
   encodeMarketplaceMessage,
   decodeCertificateMessage,
@@ -33,6 +40,7 @@ import {
   TOPICS,
 } from './gossip.ts';
 import { decodeRegistration, encodeRegistration } from './directory.ts';
+import { GossipBatcher } from './gossip-batcher.ts';
 import { NetError } from './errors.ts';
 import { TUNNEL_PROTOCOL } from './tunnel.ts';
 import { InboundLimiter } from './inbound-limits.ts';
@@ -62,6 +70,13 @@ export type Verdict = 'accept' | 'reject' | 'ignore';
 export interface P2PHandlers {
   onBlock(block: Block, from: string): Promise<Verdict>;
   onVote(vote: Vote & { signature: string }, from: string): Verdict;
+  /**
+   * The blocks of one batch message (`xe/block-batches`), in order, a verdict for each; without it
+   * each goes to onBlock.
+   */
+  onBlocks?(blocks: Block[], from: string): Promise<Verdict[]>;
+  /** The votes of one batch message (`xe/vote-batches`); without it each goes to onVote. */
+  onVotes?(votes: (Vote & { signature: string })[], from: string): Promise<Verdict[]>;
   onStateBlock(block: StateBlock, from: string): Promise<Verdict>;
   /** A directory registration (`xe/directory`); ignored when absent. */
   onRegistration?(registration: Registration, from: string): Verdict;
@@ -118,6 +133,15 @@ const VERDICTS: Record<Verdict, TopicValidatorResult> = {
   ignore: TopicValidatorResult.Ignore,
 };
 
+/**
+ * A batch's verdict: rejected when any item is (the sender vouched for each), accepted (relayed)
+ * when any item was news, else ignored.
+ */
+function batchVerdict(verdicts: Verdict[]): TopicValidatorResult {
+  if (verdicts.includes('reject')) return TopicValidatorResult.Reject;
+  return verdicts.includes('accept') ? TopicValidatorResult.Accept : TopicValidatorResult.Ignore;
+}
+
 async function readOnce(stream: Stream, limit: number): Promise<Uint8Array | undefined> {
   let buf = new Uint8Array(0);
   for await (const chunk of stream) {
@@ -150,6 +174,9 @@ export class P2PHost {
   private readonly inbound: InboundLimiter;
   private lastCapWarning = 0;
   private readonly requests: RequestService;
+  private readonly blockBatcher: GossipBatcher;
+  private readonly voteBatcher: GossipBatcher;
+  private batching = true;
 
   constructor(opts: P2POptions, handlers: P2PHandlers) {
     this.opts = opts;
@@ -162,6 +189,53 @@ export class P2PHost {
       verified: (peer) => this.verified.has(peer),
       onRequest: async (type, payload, from, channel) => handlers.onRequest?.(type, payload, from, channel),
     });
+    const outlet = {
+      publish: (topic: string, data: Uint8Array) => void this.publish(topic, data),
+      welcomes: (topic: string) => this.batching && this.allSubscribe(topic),
+    };
+    const limits = { maxItems: MAX_BATCH_ITEMS, maxBytes: MAX_BATCH_BYTES };
+    this.blockBatcher = new GossipBatcher(outlet, {
+      batchTopic: TOPICS.blockBatches,
+      singleTopic: TOPICS.blocks,
+      encodeBatch: (items) => encodeBatchMessage('blocks', items),
+      ...limits,
+    });
+    this.voteBatcher = new GossipBatcher(outlet, {
+      batchTopic: TOPICS.voteBatches,
+      singleTopic: TOPICS.votes,
+      encodeBatch: (items) => encodeBatchMessage('votes', items),
+      ...limits,
+    });
+  }
+
+  /**
+   * Leaves the batch topics: from then on this node gossips as one that does not know them (its
+   * peers send it single messages only). For tests of mixed networks, and a switch should batches
+   * ever misbehave.
+   */
+  leaveBatchTopics(): void {
+    const pubsub = this.node?.services.pubsub;
+    this.batching = false;
+    pubsub?.unsubscribe(TOPICS.blockBatches);
+    pubsub?.unsubscribe(TOPICS.voteBatches);
+  }
+
+  /** Batch messages and single ones this node published (diagnostics, tests). */
+  get gossipBatching(): { blocks: GossipBatcher['sent']; votes: GossipBatcher['sent'] } {
+    return { blocks: this.blockBatcher.sent, votes: this.voteBatcher.sent };
+  }
+
+  /**
+   * True when there are peers and every one that passed netcheck subscribes to `topic`: a batch
+   * topic is used only then, so no peer misses an item (a node that does not know batches does not
+   * subscribe to them).
+   */
+  allSubscribe(topic: string): boolean {
+    const pubsub = this.node?.services.pubsub;
+    if (!pubsub || this.verified.size === 0) return false;
+    const subs = new Set(pubsub.getSubscribers(topic).map((p) => p.toString()));
+    for (const id of this.verified.keys()) if (!subs.has(id)) return false;
+    return true;
   }
 
   /** Messenger requests refused by the limits so far, and the limits themselves (spec 5.7, N-09). */
@@ -325,6 +399,38 @@ export class P2PHost {
       if (!vote) return TopicValidatorResult.Reject;
       return VERDICTS[this.handlers.onVote(vote, peer.toString())];
     });
+    pubsub.topicValidators.set(TOPICS.blockBatches, async (peer, msg) => {
+      const from = peer.toString();
+      if (!this.verified.has(from)) return TopicValidatorResult.Ignore;
+      const batch = decodeBlockBatch(msg.data);
+      if (!batch) return TopicValidatorResult.Reject;
+      if (batch.blocks.length === 0) return TopicValidatorResult.Ignore;
+      // All in one turn: their signatures reach the verify pool as one batch.
+      const verdicts = this.handlers.onBlocks
+        ? await this.handlers.onBlocks(batch.blocks, from)
+        : await Promise.all(batch.blocks.map((b) => this.handlers.onBlock(b, from)));
+      // A peer that does not take batches gets what was news here as single messages.
+      if (!this.allSubscribe(TOPICS.blockBatches))
+        batch.blocks.forEach((b, i) => verdicts[i] === 'accept' && this.publishSingle(TOPICS.blocks, b));
+      return batchVerdict(verdicts);
+    });
+    pubsub.topicValidators.set(TOPICS.voteBatches, async (peer, msg) => {
+      const from = peer.toString();
+      if (!this.verified.has(from)) return TopicValidatorResult.Ignore;
+      const items = decodeVoteBatch(msg.data);
+      if (!items) return TopicValidatorResult.Reject;
+      const votes = items.map((i) => i.vote);
+      const verdicts = this.handlers.onVotes
+        ? await this.handlers.onVotes(votes, from)
+        : votes.map((v) => this.handlers.onVote(v, from));
+      if (!this.allSubscribe(TOPICS.voteBatches))
+        items.forEach(
+          (it, i) =>
+            verdicts[i] === 'accept' &&
+            void this.publish(TOPICS.votes, encodeVoteMessage(it.vote, it.weight)),
+        );
+      return batchVerdict(verdicts);
+    });
     pubsub.topicValidators.set(TOPICS.statechain, async (peer, msg) => {
       if (!this.verified.has(peer.toString())) return TopicValidatorResult.Ignore;
       const block = decodeStateMessage(msg.data);
@@ -352,7 +458,8 @@ export class P2PHost {
       if (!m) return TopicValidatorResult.Reject;
       return VERDICTS[this.handlers.onMarketplace(m, peer.toString())];
     });
-    for (const t of Object.values(TOPICS)) pubsub.subscribe(t);
+    for (const t of Object.values(TOPICS))
+      if (this.batching || (t !== TOPICS.blockBatches && t !== TOPICS.voteBatches)) pubsub.subscribe(t);
     this.redial();
     this.redialTimer = setInterval(() => this.redial(), REDIAL_MS);
     this.redialTimer.unref();
@@ -531,12 +638,19 @@ export class P2PHost {
     return conn.newStream(protocol, { signal });
   }
 
-  async publishBlock(block: Block): Promise<void> {
-    await this.publish(TOPICS.blocks, encodeBlockMessage(block));
+  /** Queued for this turn's batch (gossip-batcher.ts), or its own message where batches are not taken. */
+  publishBlock(block: Block): Promise<void> {
+    this.blockBatcher.add(blockJson(block), () => encodeBlockMessage(block));
+    return Promise.resolve();
   }
 
-  async publishVote(vote: Vote & { signature: string }, weight: bigint): Promise<void> {
-    await this.publish(TOPICS.votes, encodeVoteMessage(vote, weight));
+  publishVote(vote: Vote & { signature: string }, weight: bigint): Promise<void> {
+    this.voteBatcher.add(voteJson(vote, weight), () => encodeVoteMessage(vote, weight));
+    return Promise.resolve();
+  }
+
+  private publishSingle(topic: string, block: Block): void {
+    void this.publish(topic, encodeBlockMessage(block));
   }
 
   async publishRegistration(r: Registration): Promise<void> {

@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
 import type { Consensus } from '../consensus/consensus.ts';
 import type { AsyncVerifier, Ledger } from '../ledger/ledger.ts';
-import { voteMessage } from '../protocol/vote.ts';
 import { blockToJson } from '../protocol/block-json.ts';
-import { hexToBytes, isHex } from '../protocol/hex.ts';
+import { isHex } from '../protocol/hex.ts';
 import type { JsonPath, JsonValue } from '../protocol/json.ts';
 import { decodeStateBlock, stateBlockToJson } from '../protocol/statechain.ts';
 import { StateChainError, type StateChain } from '../statechain/statechain.ts';
@@ -11,6 +10,7 @@ import { NetError } from './errors.ts';
 import { voteFromJson, voteToJson } from './gossip.ts';
 import type { P2PHost } from './host.ts';
 import type { PreverifiedSignatures } from './preverified.ts';
+import { countVotes } from './vote-intake.ts';
 import {
   CHAINS_ACCOUNTS,
   CHAINS_PAGE,
@@ -34,11 +34,10 @@ import { SyncReporter } from './sync-progress.ts';
 export const SYNC_PAGE = 500;
 const ROUND_EVERY_MS = 30_000;
 /**
- * Blocks per commit when a page is applied, and votes counted per turn of the event loop: small
- * enough that the node's thread is never held for long (profile: 1,000 blocks took 80-120 ms).
+ * Blocks per commit when a page is applied: small enough that the node's thread is never held for
+ * long (profile: 1,000 blocks took 80-120 ms).
  */
 const APPLY_GROUP = 250;
-const VOTE_SLICE = 100;
 /** Pages whose final votes are requested at once: one is counted while the peer signs the next. */
 const VOTE_FETCHES = 2;
 /** Sync requests travel on the sync protocol, not the rate-limited messenger. */
@@ -377,33 +376,11 @@ export class Syncer {
 
   /**
    * Hands votes to consensus, their signatures checked first in the verify pool (worker threads)
-   * when the node has one: consensus then finds them pre-verified instead of checking each on the
-   * node's thread (preverified.ts).
+   * and counted in short slices (vote-intake.ts).
    */
   private async countVotes(raw: unknown[]): Promise<void> {
     const votes = raw.map((v) => voteFromJson(v)).filter((v) => v !== undefined);
-    const { verifier, preverified } = this.d;
-    if (verifier && preverified) {
-      await Promise.all(
-        votes.map(async (v) => {
-          let sig: Uint8Array, msg: Uint8Array, pub: Uint8Array;
-          try {
-            sig = hexToBytes(v.signature, 64);
-            msg = voteMessage(v);
-            pub = hexToBytes(v.rep_pub_key, 32);
-          } catch {
-            return; // malformed: consensus refuses it on its own
-          }
-          if (await verifier.verify(sig, msg, pub)) preverified.add(sig, msg, pub);
-        }),
-      );
-    }
-    // In slices with a turn of the event loop between: counting a page's votes in one go held the
-    // node's thread (which the window shares) for over 100 ms.
-    for (let i = 0; i < votes.length; i++) {
-      if (i > 0 && i % VOTE_SLICE === 0) await new Promise((r) => setImmediate(r));
-      this.d.consensus.onVote(votes[i]!);
-    }
+    await countVotes(votes, this.d);
   }
 
   /**

@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOPICS } from '../../node-core/net/gossip.ts';
+import type { Wallet } from '../../node-core/client/wallet.ts';
+import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+import { finalizedOn, listenAddr, P2P, peerCount } from '../helpers/p2p.ts';
+
+/**
+ * Gossip batches (issue #18): blocks one commit accepts, and the votes it produces, travel as one
+ * message each on `xe/block-batches` / `xe/vote-batches` while every peer takes them; a node that
+ * does not (an older version: it does not subscribe to those topics) still gets every block and
+ * vote as single messages, and finalizes them.
+ */
+describe('gossip batches between three nodes', () => {
+  let a: TestNode;
+  let b: TestNode;
+  let c: TestNode;
+
+  beforeAll(async () => {
+    a = await startTestNode({ ...P2P });
+    const genesisDir = join(a.dataDir, 'genesis');
+    const dial = [await listenAddr(a)];
+    b = await startTestNode({ ...P2P, genesisDir, dial });
+    c = await startTestNode({ ...P2P, genesisDir, dial });
+    await waitFor(
+      async () => (await peerCount(a)) === 2 && (await peerCount(b)) >= 1 && (await peerCount(c)) >= 1,
+      15_000,
+      'peers',
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop(), c?.stop()]);
+  });
+
+  /** Ten accounts at once: a claim and three sends each, so commits take several blocks together. */
+  async function burst(): Promise<string[]> {
+    const wallets: Wallet[] = await Promise.all(Array.from({ length: 10 }, () => a.wallet()));
+    const hashes: string[] = [];
+    await Promise.all(
+      wallets.map(async (w, i) => {
+        hashes.push((await w.claim(1_000_000n)).hash!);
+        for (let k = 0; k < 3; k++)
+          hashes.push((await w.send(wallets[(i + 1) % wallets.length]!.address, 1n)).hash!);
+      }),
+    );
+    return hashes;
+  }
+
+  async function finalEverywhere(hashes: string[], nodes: TestNode[]): Promise<void> {
+    for (const t of nodes)
+      for (const h of hashes) await waitFor(() => finalizedOn(t, h), 20_000, `${h} final`);
+  }
+
+  it('blocks and votes go out in batches, and every node finalizes every block', async () => {
+    const host = a.node.p2p!;
+    await waitFor(
+      () => Promise.resolve(host.allSubscribe(TOPICS.blockBatches) && host.allSubscribe(TOPICS.voteBatches)),
+      10_000,
+      'peers subscribed to the batch topics',
+    );
+    const hashes = await burst();
+    await finalEverywhere(hashes, [a, b, c]);
+    const sent = host.gossipBatching;
+    expect(sent.blocks.batches).toBeGreaterThan(0);
+    expect(sent.blocks.batched_items).toBeGreaterThan(sent.blocks.batches);
+    expect(sent.votes.batches).toBeGreaterThan(0);
+  }, 90_000);
+
+  it('a peer that does not take batches gets every block and vote alone, and finalizes them', async () => {
+    const host = a.node.p2p!;
+    c.node.p2p!.leaveBatchTopics();
+    await waitFor(
+      () => Promise.resolve(!host.allSubscribe(TOPICS.blockBatches)),
+      10_000,
+      "c's unsubscription seen by a",
+    );
+    const before = structuredClone(host.gossipBatching);
+    const hashes = await burst();
+    await finalEverywhere(hashes, [a, b, c]);
+    const after = host.gossipBatching;
+    expect(after.blocks.batches).toBe(before.blocks.batches);
+    expect(after.votes.batches).toBe(before.votes.batches);
+    expect(after.blocks.singles - before.blocks.singles).toBe(hashes.length);
+  }, 90_000);
+});
