@@ -12,7 +12,7 @@ export interface BlockSource {
   hashAt(account: string, height: number): string | undefined;
 }
 
-const LIMIT = 8192;
+const LIMIT = 1024;
 
 /**
  * Decoded blocks for consensus (issue #18, target 6). Counting one vote read the same few blocks

@@ -136,6 +136,8 @@ export class Consensus {
   private readonly sign: ((message: Uint8Array, seed: Uint8Array) => Uint8Array) | undefined;
   /** The network's votes as counted here: slots, signed copies, duplicates, phantoms. */
   private readonly book = new VoteBook();
+  /** Addresses of the representative keys votes came from. */
+  private readonly repAddresses = new Map<string, string>();
   /** Blocks on chain as consensus reads them, decoded once (block-cache.ts). */
   private readonly blocks: BlockCache;
   /** The local representative's vote slot by position `account:previous`. */
@@ -236,7 +238,7 @@ export class Consensus {
     if (!verifyVote(v, this.verify)) return 'reject';
     // Charged only once verified, so forged votes cannot spend a real representative's budget.
     if (!v.final) this.throttle.charge(v.rep_pub_key, position);
-    const rep = addressFromPublicKey(v.rep_pub_key);
+    const rep = this.repAddress(v.rep_pub_key);
     if ((this.weights().weights.get(rep) ?? 0n) === 0n) return 'ignore';
     this.book.heardFrom(rep);
     const settled = this.finalizedAt(position);
@@ -261,6 +263,17 @@ export class Consensus {
     else if (!b && this.running) this.considerStaged(v.block_hash);
     // A re-affirmed vote (fresher copy of one already counted) is relayed for nodes that missed it.
     return 'accept';
+  }
+
+  /** A representative's address from its key, derived once per key (a hash per vote otherwise). */
+  private repAddress(pubKey: string): string {
+    let a = this.repAddresses.get(pubKey);
+    if (a === undefined) {
+      a = addressFromPublicKey(pubKey);
+      if (this.repAddresses.size >= 4096) this.repAddresses.clear();
+      this.repAddresses.set(pubKey, a);
+    }
+    return a;
   }
 
   /**

@@ -13,11 +13,11 @@ import { NetError } from './errors.ts';
  */
 
 /** Blocks per `chains` answer (about 0.7 KB each as JSON: well inside the 8 MiB answer cap). */
-export const CHAINS_PAGE = 1000;
+export const CHAINS_PAGE = 250;
 /** Accounts per `chains` request: 200 entries of about 100 bytes stay inside the 64 KiB request cap. */
 export const CHAINS_ACCOUNTS = 200;
 /** Pages requested ahead of the one being applied, per peer pulled from. */
-const AHEAD_PER_PEER = 2;
+const AHEAD_PER_PEER = 4;
 
 /** What one account lacks: heights `from` to `to` (inclusive). */
 export interface ChainNeed {

@@ -10,7 +10,7 @@ import { NetError } from './errors.ts';
 import { voteFromJson, voteToJson } from './gossip.ts';
 import type { P2PHost } from './host.ts';
 import type { PreverifiedSignatures } from './preverified.ts';
-import { countVotes } from './vote-intake.ts';
+import { countVotes, Slicer } from './vote-intake.ts';
 import {
   CHAINS_ACCOUNTS,
   CHAINS_PAGE,
@@ -37,7 +37,7 @@ const ROUND_EVERY_MS = 30_000;
  * Blocks per commit when a page is applied: small enough that the node's thread is never held for
  * long (profile: 1,000 blocks took 80-120 ms).
  */
-const APPLY_GROUP = 250;
+const APPLY_GROUP = 100;
 /** Pages whose final votes are requested at once: one is counted while the peer signs the next. */
 const VOTE_FETCHES = 2;
 /** Sync requests travel on the sync protocol, not the rate-limited messenger. */
@@ -379,7 +379,13 @@ export class Syncer {
    * and counted in short slices (vote-intake.ts).
    */
   private async countVotes(raw: unknown[]): Promise<void> {
-    const votes = raw.map((v) => voteFromJson(v)).filter((v) => v !== undefined);
+    const slice = new Slicer();
+    const votes: NonNullable<ReturnType<typeof voteFromJson>>[] = [];
+    for (const r of raw) {
+      await slice.yieldIfDue();
+      const v = voteFromJson(r);
+      if (v) votes.push(v);
+    }
     await countVotes(votes, this.d);
   }
 
