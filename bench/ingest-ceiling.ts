@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import { driveIngest } from './ingest-client.ts';
+import { cpuSplit, threadCpu } from './ingest-run.ts';
 import { fmtRate, ratio } from './measure.ts';
 
 /**
@@ -20,7 +21,12 @@ const MODES = [
 
 const SERVER = fileURLToPath(new URL('./ingest-ceiling-server.ts', import.meta.url));
 
-async function runServer(mode: string, dir: string, streams: string[][]): Promise<number> {
+/** A ceiling server's rate and its CPU µs per block (all its threads). */
+async function runServer(
+  mode: string,
+  dir: string,
+  streams: string[][],
+): Promise<{ rate: number; cpuUs: number }> {
   const workDir = join(dir, `ceiling-${mode}`);
   mkdirSync(workDir, { recursive: true });
   const proc = spawn(process.execPath, [SERVER, mode, workDir], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -29,10 +35,13 @@ async function runServer(mode: string, dir: string, streams: string[][]): Promis
       proc.once('exit', (code) => reject(new Error(`ceiling server (${mode}) exited with ${code}`)));
       proc.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
     });
+    const total = streams.reduce((n, s) => n + s.length, 0);
+    const cpu0 = threadCpu(proc.pid!);
     const run = await driveIngest(url, streams);
+    const cpuUs = cpuSplit(proc.pid!, cpu0, threadCpu(proc.pid!), total).total;
     if (run.failed > 0)
       throw new Error(`ceiling server (${mode}): ${run.failed} failed, first: ${run.firstError}`);
-    return run.rate;
+    return { rate: run.rate, cpuUs };
   } finally {
     const exited = new Promise((r) => proc.once('exit', r));
     proc.kill('SIGTERM');
@@ -50,9 +59,10 @@ export async function measureIngestCeiling(
   log(`ingest ceiling here: the same ${streams.length} clients and blocks against servers doing only:`);
   const out: Record<string, number> = {};
   for (const [mode, what] of MODES) {
-    const rate = await runServer(mode, dir, streams);
-    log(`  ${what}: ${fmtRate(rate)} (${ratio(rate, verifyRate)})`);
+    const { rate, cpuUs } = await runServer(mode, dir, streams);
+    log(`  ${what}: ${fmtRate(rate)} (${ratio(rate, verifyRate)}), ${cpuUs.toFixed(0)} µs CPU per block`);
     out[`ingest_ceiling_${mode}_ratio`] = rate / verifyRate;
+    out[`ingest_ceiling_${mode}_cpu_us_per_block`] = cpuUs;
   }
   log(
     `ingest: the node reaches ${((nodeRate / (out.ingest_ceiling_lmdb_ratio! * verifyRate)) * 100).toFixed(0)} %` +

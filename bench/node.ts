@@ -227,9 +227,9 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
   );
 
   // The same with rate limits on (the defaults: writes 10/s, burst 50 per client address) and each
-  // client spread over many source addresses, 25 requests from each: the limiter's cost, nothing
+  // client spread over many source addresses, 40 requests from each: the limiter's cost, nothing
   // refused. Fresh blocks, for a fresh node of its own network.
-  const SPREAD = 25;
+  const SPREAD = 40;
   const on = await ingestRun(join(dir, 'ingest-limits'), true, SPREAD);
   log(
     `ingest with rate limits on, clients spread over ${on.addresses} addresses (${SPREAD} requests each):` +
