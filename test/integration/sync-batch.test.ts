@@ -180,3 +180,19 @@ describe('Ledger.submitBatch', () => {
     expect(t.node.ledger.getAccount(receiver.address)).toBeUndefined();
   });
 });
+
+describe('the account walk a frontiers answer makes', () => {
+  it('lists every account with a record once, in order, after a given one, past chains and pending sends', async () => {
+    // Accounts with chains, and sends to fresh addresses: those hold pending entries but no record.
+    const accts = Array.from({ length: 6 }, () => account());
+    for (const a of accts) await t.node.ledger.submitBatch(chain(a, 3), { live: false });
+    const expected = t.node.ledger.listAccounts(0, 100_000).map((e) => e.address);
+    for (const a of accts) expect(expected).toContain(a.address);
+    const all = [...t.node.ledger.allAccounts()];
+    expect(all.map(([addr]) => addr)).toEqual(expected);
+    for (const [addr, rec] of all) expect(rec).toEqual(t.node.ledger.getAccount(addr));
+    const after = expected[2]!;
+    expect([...t.node.ledger.allAccounts(after)].map(([addr]) => addr)).toEqual(expected.slice(3));
+    expect([...t.node.ledger.allAccounts(expected.at(-1)!)]).toEqual([]);
+  });
+});
