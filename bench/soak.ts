@@ -8,7 +8,7 @@ import { type Memory, memoryOf } from './startup.ts';
 
 /**
  * `npm run bench -- soak` (only when named: it takes 10 minutes): a node run as users run it takes
- * a steady ingest (BENCH_SOAK_RATE blocks/s, default 250, over 4 connections; chains of 50 blocks on
+ * a steady ingest (BENCH_SOAK_RATE blocks/s, default 100, over 4 connections; chains of 50 blocks on
  * ever new accounts) for BENCH_SOAK_SECONDS (default 600) while its resident set is read every 5 s.
  * The figure is the slope of the resident set in MB/min after the first minute (least squares), with
  * its anonymous part (the node's own memory: a leak shows here) and its file part (the store's pages
@@ -44,7 +44,7 @@ function slope(xs: number[], ys: number[]): number {
 
 export default async function benchSoak(log: (line: string) => void): Promise<Record<string, number>> {
   const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
-  const rate = Number(process.env.BENCH_SOAK_RATE ?? 250);
+  const rate = Number(process.env.BENCH_SOAK_RATE ?? 100);
   const dir = mkdtempSync(join(tmpdir(), 'ledger-soak-'));
   const node = await spawnNode([
     '--data-dir',

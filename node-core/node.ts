@@ -18,7 +18,7 @@ import { buildRoutes } from './api/routes/index.ts';
 import { registerUi, UI_PATH } from './api/ui-static.ts';
 import { Consensus, type ConsensusTiming } from './consensus/consensus.ts';
 import type { VoteThrottleOptions } from './consensus/vote-throttle.ts';
-import { signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
+import { publicKeyFromSeedNode, signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
 import { PreverifiedSignatures } from './net/preverified.ts';
 import { countVotes } from './net/vote-intake.ts';
@@ -95,7 +95,7 @@ import { type PerformanceCertificate, verifyCertificateContent } from './protoco
 import type { Attestation } from './protocol/block.ts';
 import { hexToBytes } from './protocol/hex.ts';
 import { parseJson, stringifyJson } from './protocol/json.ts';
-import { generateKeyPair, type KeyPair, keyPairFromSeed } from './protocol/keys.ts';
+import { addressFromPublicKey, generateKeyPair, type KeyPair } from './protocol/keys.ts';
 import { loadPowKernelSync } from './protocol/pow-wasm.ts';
 import { StateChain } from './statechain/statechain.ts';
 import { Store } from './store/store.ts';
@@ -226,6 +226,16 @@ export class NodeStartError extends Error {
 export const NODE_KEY_FILE = 'node.key';
 export const ADMIN_TOKEN_FILE = 'admin-token';
 const GENESIS_META = 'genesis';
+
+/** keyPairFromSeed through node:crypto (fastpath/ed25519.ts): the same key pair, without ~25 ms at start. */
+function keyPairFromSeedNode(seed: Uint8Array): KeyPair {
+  const pub = publicKeyFromSeedNode(seed);
+  return {
+    seed_hex: Buffer.from(seed).toString('hex'),
+    pub_key: Buffer.from(pub).toString('hex'),
+    address: addressFromPublicKey(pub),
+  };
+}
 
 /** A port that is free on `host` right now. */
 function freePort(host: string): Promise<number> {
@@ -417,14 +427,15 @@ export class LedgerNode {
       // No worker until the first signature to check: a worker thread costs ~25 MB resident and its
       // start competes with the node's own; an idle or read-only node needs none.
       this.verifyPool = new VerifyPool({ threads: this.opts.verifyThreads, initialThreads: 0 });
-      // The WebAssembly kernel checks a nonce several times faster than the pure-JS digest.
-      const kernel = loadPowKernelSync();
+      // The WebAssembly kernel checks a nonce several times faster than the pure-JS digest; it is
+      // compiled with the first proof of work to check, not at start-up (~10 ms).
+      let kernel: ReturnType<typeof loadPowKernelSync> | undefined;
       this.ledger = new Ledger({
         store: this.store,
         statechain: this.statechain,
         verifier: this.verifyPool,
         verifySync: verifyBytesNode,
-        powHash: (target, nonce) => kernel.hash(target, nonce),
+        powHash: (target, nonce) => (kernel ??= loadPowKernelSync()).hash(target, nonce),
         now: this.now,
         certificates: this.certificates,
         leaseTiming: () => this.leaseTiming,
@@ -569,7 +580,7 @@ export class LedgerNode {
     if (existsSync(path)) {
       const hex = readFileSync(path, 'utf8').trim();
       if (!/^[0-9a-f]{64}$/.test(hex)) throw new NodeStartError(`${path} does not hold a 64-hex seed`);
-      return keyPairFromSeed(hexToBytes(hex));
+      return keyPairFromSeedNode(hexToBytes(hex));
     }
     const kp = generateKeyPair();
     writeFileAtomic(path, `${kp.seed_hex}\n`, 0o600);

@@ -65,3 +65,14 @@ export function signBytesNode(message: Uint8Array, seed: Uint8Array): Uint8Array
   if (seed.length !== 32) throw new RangeError('an Ed25519 seed is 32 bytes');
   return new Uint8Array(sign(null, message, privateKeyObject(seed)));
 }
+
+/**
+ * The public key of a seed through node:crypto, equal to the isomorphic `publicKeyFromSeed`: the
+ * pure-JS path builds a table of base-point multiples on first use (~25 ms), which a node paid at
+ * start-up for its own key alone.
+ */
+export function publicKeyFromSeedNode(seed: Uint8Array): Uint8Array {
+  if (seed.length !== 32) throw new RangeError('an Ed25519 seed is 32 bytes');
+  const spki = createPublicKey(privateKeyObject(seed)).export({ format: 'der', type: 'spki' });
+  return new Uint8Array(spki.subarray(SPKI_PREFIX.length));
+}
