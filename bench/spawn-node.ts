@@ -20,10 +20,11 @@ const BIN_FLAGS = (
 
 export function spawnNode(
   args: string[],
-  opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+  opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; bin?: string } = {},
 ): Promise<SpawnedNode> {
   const started = performance.now();
-  const proc = spawn(process.execPath, [...BIN_FLAGS, BIN, ...args], {
+  // `bin`: another checkout's command (bench startup's same-run comparison with an older version).
+  const proc = spawn(process.execPath, [...BIN_FLAGS, opts.bin ?? BIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: opts.env ?? process.env,
   });

@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type Block, ZERO_HASH } from '../node-core/protocol/block.ts';
@@ -12,7 +13,10 @@ import { spawnNode } from './spawn-node.ts';
  * store of 100,000 blocks (one claim on each of 100,000 accounts), and the resident set of that node
  * after it served some reads. `npm run bench -- startup` runs these alone; the `node` suite runs them
  * after ingest. BENCH_STARTUP_STORE=DIR keeps the filled store in DIR and reuses it on later runs
- * (filling takes a minute); BENCH_STARTUP_PROF=DIR writes a CPU profile of each start there.
+ * (filling takes a minute); BENCH_STARTUP_PROF=DIR writes a CPU profile of each start there;
+ * BENCH_STARTUP_BEFORE=DIR (another checkout, e.g. a `git worktree` of an older commit with
+ * node_modules linked) measures that version's command on the same store, its runs alternating
+ * with this version's.
  */
 
 /** Fills a data directory with `n` accounts, one claim each, through the ledger itself (in-process). */
@@ -123,48 +127,85 @@ function cpuMsOfPort(port: number): number {
   return Number.NaN;
 }
 
+/** Spawn to first answer of a bare node:http server in the same Node: the floor of any start-up here. */
+async function bareServerStart(): Promise<number> {
+  const times: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const port = await freePort();
+    const started = performance.now();
+    const child = spawn(
+      process.execPath,
+      ['-e', `require('node:http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1')`],
+      { stdio: 'ignore' },
+    );
+    for (;;) {
+      const r = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+      if (r?.status === 200) break;
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    times.push(performance.now() - started);
+    child.kill();
+    await new Promise((res) => child.once('exit', res));
+  }
+  return [...times].sort((a, b) => a - b)[times.length >> 1]!;
+}
+
 export async function benchStartup(log: (l: string) => void, dir: string): Promise<Record<string, number>> {
   const N = 100_000;
   const data = await filledStore(dir, N, log);
   const prof = process.env.BENCH_STARTUP_PROF;
-  const times: number[] = [];
-  const mems: (Memory & { beforeSupply: Memory })[] = [];
-  const readies: number[] = [];
-  const cpus: number[] = [];
+  const bare = await bareServerStart();
+  const before = process.env.BENCH_STARTUP_BEFORE;
+  const runs = (bin: string | undefined) => ({
+    bin,
+    times: [] as number[],
+    mems: [] as (Memory & { beforeSupply: Memory })[],
+    readies: [] as number[],
+    cpus: [] as number[],
+  });
+  const now = runs(undefined);
+  const old = before ? runs(join(before, 'bin', 'ledger-node.js')) : undefined;
   for (let run = 0; run < RUNS; run++) {
-    const port = await freePort();
-    const started = performance.now();
-    // The default configuration (peer-to-peer networking on, no peers), as users run it. /health
-    // answers once the API listens, before networking has started and the ready line is printed.
-    const spawned = spawnNode(
-      ['--data-dir', data, '--api-port', String(port), '--p2p-port', '0', '--log-level', 'warn'],
-      prof ? { env: { ...process.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` } } : {},
-    );
-    // Awaited below; a start that fails also ends the polling.
-    let failed = false;
-    spawned.catch(() => (failed = true));
-    let cpuAtHealth = 0;
-    for (;;) {
-      const r = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-      if (r?.status === 200) {
-        cpuAtHealth = cpuMsOfPort(port);
-        break;
+    // Runs of this version and of BENCH_STARTUP_BEFORE's alternate, so both see the same load.
+    for (const r of old ? [now, old] : [now]) {
+      const port = await freePort();
+      const started = performance.now();
+      // The default configuration (peer-to-peer networking on, no peers), as users run it. /health
+      // answers once the API listens, before networking has started and the ready line is printed.
+      const spawned = spawnNode(
+        ['--data-dir', data, '--api-port', String(port), '--p2p-port', '0', '--log-level', 'warn'],
+        {
+          ...(prof ? { env: { ...process.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` } } : {}),
+          ...(r.bin ? { bin: r.bin } : {}),
+        },
+      );
+      // Awaited below; a start that fails also ends the polling.
+      let failed = false;
+      spawned.catch(() => (failed = true));
+      let cpuAtHealth = 0;
+      for (;;) {
+        const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+        if (res?.status === 200) {
+          cpuAtHealth = cpuMsOfPort(port);
+          break;
+        }
+        if (failed) break;
+        await new Promise((res) => setTimeout(res, 5));
       }
-      if (failed) break;
-      await new Promise((res) => setTimeout(res, 5));
+      r.times.push(performance.now() - started);
+      const node = await spawned;
+      r.cpus.push(cpuAtHealth);
+      r.readies.push(node.readyMs);
+      // Touch the data a little, as a running node would, then read the resident set.
+      for (let i = 0; i < 20; i++)
+        await fetch(`${node.url}/accounts?offset=${i * 1000}&limit=1000`).then((x) => x.arrayBuffer());
+      const beforeSupply = memoryOf(node.proc.pid!);
+      await fetch(`${node.url}/supply`).then((x) => x.arrayBuffer());
+      r.mems.push({ ...memoryOf(node.proc.pid!), beforeSupply });
+      await node.stop();
     }
-    times.push(performance.now() - started);
-    const node = await spawned;
-    cpus.push(cpuAtHealth);
-    readies.push(node.readyMs);
-    // Touch the data a little, as a running node would, then read the resident set.
-    for (let i = 0; i < 20; i++)
-      await fetch(`${node.url}/accounts?offset=${i * 1000}&limit=1000`).then((r) => r.arrayBuffer());
-    const beforeSupply = memoryOf(node.proc.pid!);
-    await fetch(`${node.url}/supply`).then((r) => r.arrayBuffer());
-    mems.push({ ...memoryOf(node.proc.pid!), beforeSupply });
-    await node.stop();
   }
+  const { times, mems, readies, cpus } = now;
   const mid = <T>(xs: T[], by: (x: T) => number): T => [...xs].sort((a, b) => by(a) - by(b))[xs.length >> 1]!;
   const best = Math.min(...times);
   const median = mid(times, (x) => x);
@@ -172,7 +213,11 @@ export async function benchStartup(log: (l: string) => void, dir: string): Promi
   const cpuMedian = mid(cpus, (x) => x);
   const mem = mid(mems, (m) => m.rss);
   log(
+    `baseline: a bare Node HTTP server, spawn to first answer: median ${(bare / 1000).toFixed(2)} s of ${RUNS} runs`,
+  );
+  log(
     `startup to /health with ${N} blocks: median ${(median / 1000).toFixed(2)} s of ${RUNS} runs, best ${(best / 1000).toFixed(2)} s ` +
+      `(${(median / bare).toFixed(1)}x the bare server) ` +
       `(process spawn included; target < 0.6 s), the node's CPU by then ${cpuMedian.toFixed(0)} ms (all threads; machine load ${loadavg()[0]!.toFixed(1)}); ` +
       `networking up and the ready line printed: median ${(readyMedian / 1000).toFixed(2)} s`,
   );
@@ -182,7 +227,18 @@ export async function benchStartup(log: (l: string) => void, dir: string): Promi
       `after reading 20,000 accounts and /supply (which reads every account); before /supply ${mem.beforeSupply.rss.toFixed(0)} MB ` +
       `(${mem.beforeSupply.anon.toFixed(0)} + ${mem.beforeSupply.file.toFixed(0)}) (target < 200 MB)`,
   );
+  if (old) {
+    const oldMedian = mid(old.times, (x) => x);
+    const oldMem = mid(old.mems, (m) => m.rss);
+    log(
+      `before (${before}, alternating with this version's runs): /health median ${(oldMedian / 1000).toFixed(2)} s ` +
+        `(this version ${(median / oldMedian).toFixed(2)}x of it), its CPU by then ${mid(old.cpus, (x) => x).toFixed(0)} ms, ` +
+        `ready line ${(mid(old.readies, (x) => x) / 1000).toFixed(2)} s; resident ${oldMem.rss.toFixed(0)} MB ` +
+        `(${oldMem.anon.toFixed(0)} anonymous + ${oldMem.file.toFixed(0)} file; before /supply ${oldMem.beforeSupply.rss.toFixed(0)})`,
+    );
+  }
   return {
+    startup_bare_server_s: bare / 1000,
     startup_100k_median_s: median / 1000,
     startup_ready_line_100k_median_s: readyMedian / 1000,
     startup_cpu_to_health_ms: cpuMedian,
