@@ -513,25 +513,50 @@ export class Consensus {
   }
 
   /**
-   * A block is final the moment it is applied when this node's representative alone holds the
-   * quorum (its converge and final votes would decide at once) and the block's dependencies are
-   * final already: the previous block of its chain and, for a receive, the source send.
+   * A block is final the moment it is applied when the block's dependencies are final already (the
+   * previous block of its chain and, for a receive, the source send) and either this node's
+   * representative alone holds the quorum (its converge and final votes would decide at once) or,
+   * on a node with no vote to give, final votes reaching the quorum came before the block did
+   * (gossip carries a block and its representatives' votes side by side; issue #18): what drive
+   * would decide right after the commit, decided in the commit's own write instead of a second.
    */
   private finalOnApply(
     block: SignedBlock,
     before: AccountRecord | undefined,
     weights: () => Map<string, bigint>,
   ): boolean {
-    const rep = this.localRep;
-    if (!rep || !this.running) return false;
+    if (!this.running) return false;
     if (before && before.final_height < before.height) return false;
     const w = eligibleWeights(weights(), this.sc.representatives);
-    if (!hasQuorum(w.weights.get(rep.address) ?? 0n, w.total)) return false;
+    const mine = this.localRep ? (w.weights.get(this.localRep.address) ?? 0n) : 0n;
+    // A representative with weight but short of the quorum takes part in the election (its votes,
+    // its commit-lock): only a node that has no vote to give finalizes on others' votes here.
+    if (
+      !hasQuorum(mine, w.total) &&
+      !(mine === 0n && this.finalVotesHeld(block, (before?.height ?? 0) + 1, w))
+    )
+      return false;
     if (block.type === 'receive' && block.source) {
       const src = this.ledger.getBlock(block.source);
       if (!src?.finalized) return false;
     }
     return true;
+  }
+
+  /**
+   * Final votes counted here for `block` at its position reach the quorum (with the weights as the
+   * block leaves them, as drive would count them after the commit). Not at a contested position:
+   * there the election decides as usual.
+   */
+  private finalVotesHeld(block: SignedBlock, height: number, w: EligibleWeights): boolean {
+    const hash = block.hash;
+    const position = `${block.account}:${block.previous}`;
+    if (this.book.positionOf(hash) !== position || this.own.has(position)) return false;
+    const finals = new Set<string>();
+    for (const [voter, isFinal] of this.book.votesFor(hash)) if (isFinal) finals.add(voter);
+    if (finals.size === 0) return false;
+    if (this.ledger.conflictAt(block.account, height)) return false;
+    return hasQuorum(weightOf(finals, w.weights), w.total);
   }
 
   private onCommitted(batch: CommittedBlock[]): void {
@@ -541,16 +566,20 @@ export class Consensus {
     if (finalized.length > 0) {
       this.stats.finality_advances += finalized.length;
       this.stats.last_finality_ns = this.now();
-      const rep = this.localRep!;
+      const rep = this.localRep;
+      const voting = rep !== undefined && (this.weights().weights.get(rep.address) ?? 0n) > 0n;
       for (const c of finalized) {
-        // One final vote says it all: receivers count a final vote as a converge vote too.
-        this.emit({
-          rep,
-          hash: c.block.hash,
-          account: c.block.account,
-          previous: c.block.previous,
-          final: true,
-        });
+        // One final vote says it all: receivers count a final vote as a converge vote too. A block
+        // final by others' votes (this node has no weight) gets none.
+        if (voting)
+          this.emit({
+            rep,
+            hash: c.block.hash,
+            account: c.block.account,
+            previous: c.block.previous,
+            final: true,
+          });
+        this.settled(c.block.account, c.height, c.block.hash, c.block.previous);
         this.wakeWaiters(c.block.account);
       }
     }
@@ -801,6 +830,18 @@ export class Consensus {
     for (const [position, a] of this.answered) if (a.at < old) this.answered.delete(position);
     this.stats.records_swept += swept;
     return swept;
+  }
+
+  /** Forgets the election records of a position decided in the ledger's own write (finalOnApply). */
+  private settled(account: string, height: number, hash: string, previous: string): void {
+    if (!this.book.positionOf(hash) && !this.tallies.has(`${account}:${height}`)) return;
+    this.book.forgetHash(hash);
+    const position = `${account}:${previous}`;
+    this.book.forgetPosition(position);
+    this.throttle.forget(position);
+    this.own.delete(position);
+    this.candidateAt.delete(position);
+    this.tallies.delete(`${account}:${height}`);
   }
 
   private decide(account: string, height: number): void {

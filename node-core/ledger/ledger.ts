@@ -76,8 +76,9 @@ export interface CommittedBlock {
 
 /**
  * Decides, inside the write transaction, whether a block is final as soon as it is applied: true
- * only where consensus would finalize it at once (the node's own votes hold the quorum and the
- * block's dependencies are final). `before` is the account before the block.
+ * only where consensus would finalize it at once (the block's dependencies are final, and the node's
+ * own votes hold the quorum or final votes reaching it arrived before the block). `before` is the
+ * account before the block.
  */
 export type InlineFinality = (
   block: SignedBlock,
@@ -605,9 +606,9 @@ export class Ledger extends LedgerReads {
     if (acct?.representative) this.addWeight(ctx, acct.representative, -oldXE);
     if (representative) this.addWeight(ctx, representative, newXE);
 
-    // Where this node's votes alone are the quorum (counted with the weights as this block leaves
-    // them), the block is final in the same write: one account update instead of two, and
-    // finality exactly as durable as the block itself.
+    // Where this node's votes alone are the quorum, or final votes that reach it came first
+    // (counted with the weights as this block leaves them), the block is final in the same write:
+    // one account update instead of two, and finality exactly as durable as the block itself.
     const finalNow = this.inlineFinality?.(block, acct, () => this.groupWeights(ctx)) === true;
     if (finalNow) {
       next.final_height = height;
