@@ -144,6 +144,12 @@ export class Ledger extends LedgerReads {
    * dropped first): the hash does not cover the signature, so only the same signature skips the check.
    */
   private readonly prechecked = new Map<string, string>();
+  /**
+   * Blocks (the objects themselves) that passed precheck's stateless checks, with their hash: the
+   * relay path checks a gossiped block, then submits that same object, which hashed it and checked
+   * its proof of work a second time (~50 µs a block on each receiving node, issue #18).
+   */
+  private readonly statelessDone = new WeakMap<object, HashedBlock>();
   private readonly listeners: CommitListener[] = [];
   private inlineFinality: InlineFinality | undefined;
   private readonly stagedListeners: ((hash: string) => void)[] = [];
@@ -399,8 +405,10 @@ export class Ledger extends LedgerReads {
    */
   async precheck(block: Block, opts: SubmitOptions): Promise<void> {
     if (!block.hash) throw new LedgerError('hash_missing', 'hash is required');
-    const { hash } = this.checkStateless(block as SignedBlock, opts);
-    await this.checkSignature(block as SignedBlock, hash);
+    const hashed = this.checkStateless(block as SignedBlock, opts);
+    await this.checkSignature(block as SignedBlock, hashed.hash);
+    // The same block object submitted next (a gossiped block) is not hashed and solved again.
+    if (opts.live) this.statelessDone.set(block, hashed);
     if (this.prechecked.size >= 10_000) this.prechecked.delete(this.prechecked.keys().next().value!);
     if (block.signature !== undefined) this.prechecked.set(block.hash, block.signature);
   }
@@ -443,7 +451,8 @@ export class Ledger extends LedgerReads {
   }
 
   private async process(block: SignedBlock, opts: SubmitOptions): Promise<SubmitResult> {
-    const hashed = this.checkStateless(block, opts);
+    const done = opts.live ? this.statelessDone.get(block) : undefined;
+    const hashed = done ?? this.checkStateless(block, opts);
     const stored = this.readBlock(block.hash);
     if (stored !== undefined) return this.resubmitted(block, stored, hashed);
 
