@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../cjs-packages.ts';
 import { IDEMPOTENCY_KEY_PARAMETER, takesIdempotencyKey } from './idempotency.ts';
 import { API_VERSION, PROXY_BASE, PROXY_ERROR_CODES } from './proxy.ts';
 import { pathParamNames, toContractPath } from './route-table.ts';

@@ -1,6 +1,5 @@
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { LogController } from 'fastify';
+import { fastifyPackage, STATUS_CODES } from '../cjs-packages.ts';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseJson, RawJson, stringifyJson } from '../protocol/json.ts';
 import type { JsonValue } from '../protocol/json.ts';
@@ -34,6 +33,8 @@ import type { ApiRequest, AuthMode, RateClass, RouteDef } from './route-table.ts
 import { APP_HEADER } from './app-session.ts';
 import { absoluteFormAuthority, createSecurity } from './security.ts';
 import type { SecurityOptions } from './security.ts';
+
+const { fastify: Fastify, LogController } = fastifyPackage;
 
 /**
  * The node's HTTP server: fastify driven by the route table, with our lossless JSON on both sides,

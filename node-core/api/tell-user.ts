@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../cjs-packages.ts';
 import { formatUnits } from '../protocol/units.ts';
 import type { ApiRequest, RouteDef, TellUser } from './route-table.ts';
 

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import fastifyStatic from '@fastify/static';
+import { staticPlugin as fastifyStatic } from '../cjs-packages.ts';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from './errors.ts';
 import { UI_CONTENT_SECURITY_POLICY } from './ui-csp.ts';

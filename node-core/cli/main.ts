@@ -1,10 +1,12 @@
-import { pino } from 'pino';
+import { pinoPackage } from '../cjs-packages.ts';
 import type { LedgerNode } from '../node.ts';
 import { NODE_VERSION } from '../version.ts';
 import { HELP, parseArgs, UsageError } from './args.ts';
 import { prettyDestination, wantsColor, wantsPretty } from './log-format.ts';
 import { defaultDataDir } from './paths.ts';
 import { WALLET_HELP_LINE, WALLET_WORDS } from './wallet/words.ts';
+
+const { pino } = pinoPackage;
 
 export interface MainHooks {
   /** Called once the node is ready, after the ready line (`npm start` prints the GUI address). */

@@ -1,5 +1,8 @@
-import { type DestinationStream, type Logger, pino } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
+import { pinoPackage } from '../cjs-packages.ts';
 import type { LogRing } from './log-ring.ts';
+
+const { pino } = pinoPackage;
 
 /**
  * The node's logger, writing every line both where the given logger writes (stderr for the CLI, the

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import websocketPlugin from '@fastify/websocket';
+import { websocketPlugin } from '../../cjs-packages.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import {
