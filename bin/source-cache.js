@@ -9,7 +9,7 @@
 // enabled beside it. Any failure to read or write a cache only means stripping as Node would.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { enableCompileCache, registerHooks, stripTypeScriptTypes } from 'node:module';
+import * as nodeModule from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,6 +28,9 @@ function quietly(f) {
 
 /** Caches under `<root>/node_modules/.cache/ledger-node`; `root` is the checkout. */
 export function enableSourceCache(root) {
+  // A Node without these (before 22.15) runs without the caches, stripping as it always did.
+  const { enableCompileCache, registerHooks, stripTypeScriptTypes } = nodeModule;
+  if (typeof registerHooks !== 'function' || typeof stripTypeScriptTypes !== 'function') return;
   const base = join(fileURLToPath(root), 'node_modules', '.cache', 'ledger-node');
   const stripped = join(base, 'stripped');
   try {
@@ -35,7 +38,7 @@ export function enableSourceCache(root) {
   } catch {
     return;
   }
-  enableCompileCache(join(base, 'v8'));
+  enableCompileCache?.(join(base, 'v8'));
   registerHooks({
     load(url, context, nextLoad) {
       if (!url.startsWith('file:') || !url.endsWith('.ts') || url.includes('/node_modules/'))
