@@ -226,15 +226,9 @@ export class Consensus {
    * node has finalized is answered with this node's final vote there (C-08).
    */
   onVote(v: SignedVote): VoteVerdict {
+    if (!this.worthChecking(v)) return 'ignore';
     const last = this.book.lastSeen(v.rep_pub_key, v.block_hash, v.final);
-    // An exact duplicate (or a replay of an older copy) is not even verified.
-    if (last !== undefined && v.timestamp <= last) return 'ignore';
-    const now = this.now();
-    if (v.timestamp > now + VOTE_WINDOW_NS || v.timestamp < now - VOTE_WINDOW_NS) return 'ignore';
-    if (this.book.isAbandoned(v.block_hash) && !this.holds(v.block_hash)) return 'ignore';
-    // A vote names its block's chain position (account:previous): the election it belongs to.
     const position = `${v.account}:${v.previous === '0' ? ZERO_HASH : v.previous}`;
-    if (!v.final && !this.throttle.allows(v.rep_pub_key, position)) return 'ignore';
     if (!verifyVote(v, this.verify)) return 'reject';
     // Charged only once verified, so forged votes cannot spend a real representative's budget.
     if (!v.final) this.throttle.charge(v.rep_pub_key, position);
@@ -274,6 +268,23 @@ export class Consensus {
       this.repAddresses.set(pubKey, a);
     }
     return a;
+  }
+
+  /**
+   * False when onVote sets a vote aside before any signature work: an exact duplicate or a replay
+   * of an older copy, a timestamp outside the window, a vote for an abandoned phantom, a converge
+   * vote over its representative's budget in the election (C-07). Callers that check signatures
+   * ahead of onVote (net/vote-intake.ts) ask first, so no one can buy signature work this way.
+   */
+  worthChecking(v: SignedVote): boolean {
+    const last = this.book.lastSeen(v.rep_pub_key, v.block_hash, v.final);
+    if (last !== undefined && v.timestamp <= last) return false;
+    const now = this.now();
+    if (v.timestamp > now + VOTE_WINDOW_NS || v.timestamp < now - VOTE_WINDOW_NS) return false;
+    if (this.book.isAbandoned(v.block_hash) && !this.holds(v.block_hash)) return false;
+    // A vote names its block's chain position (account:previous): the election it belongs to.
+    const position = `${v.account}:${v.previous === '0' ? ZERO_HASH : v.previous}`;
+    return v.final || this.throttle.allows(v.rep_pub_key, position);
   }
 
   /**

@@ -7,7 +7,7 @@ import type { PreverifiedSignatures } from './preverified.ts';
 type SignedVote = Vote & { signature: string };
 
 export interface VoteIntakeDeps {
-  consensus: { onVote(v: SignedVote): VoteVerdict };
+  consensus: { onVote(v: SignedVote): VoteVerdict; worthChecking?(v: SignedVote): boolean };
   /** The verify pool (worker threads); without it consensus checks each signature itself. */
   verifier?: AsyncVerifier;
   preverified?: PreverifiedSignatures;
@@ -21,11 +21,12 @@ export interface VoteIntakeDeps {
 const SLICE_MS = 4;
 
 /**
- * Many votes at once (a sync page's final votes, a gossiped batch): their signatures are checked
- * in the verify pool first, all together, and recorded as pre-verified, so consensus's own check on
- * the node's thread finds each one done (preverified.ts; a vote not recorded, or recorded with
- * other bytes, is checked as before). Then each is counted, in slices of at most SLICE_MS with a
- * turn of the event loop between. A verdict for each vote, in order.
+ * Many votes at once (a sync page's final votes, a gossiped batch): the signatures of the final
+ * votes consensus will look at are checked in the verify pool first, all together, and recorded as
+ * pre-verified, so consensus's own check on the node's thread finds each one done (preverified.ts;
+ * a vote not recorded, or recorded with other bytes, is checked as before). Then each is counted,
+ * in slices of at most SLICE_MS with a turn of the event loop between. A verdict for each vote, in
+ * order.
  */
 export async function countVotes(votes: SignedVote[], d: VoteIntakeDeps): Promise<VoteVerdict[]> {
   const slice = new Slicer();
@@ -35,6 +36,9 @@ export async function countVotes(votes: SignedVote[], d: VoteIntakeDeps): Promis
     const checks: Promise<void>[] = [];
     for (const v of votes) {
       await slice.yieldIfDue();
+      // Only final votes consensus will look at: a converge vote's budget (C-07) is charged as
+      // consensus counts it, so converge votes are checked there, after the budget, as ever.
+      if (!v.final || d.consensus.worthChecking?.(v) === false) continue;
       let sig: Uint8Array, msg: Uint8Array, pub: Uint8Array;
       try {
         sig = hexToBytes(v.signature, 64);
