@@ -40,6 +40,29 @@ export async function twoNodes(
   return [a, b];
 }
 
+/** Three nodes of one network, B and C dialling A, once A sees both and each of them sees a peer. */
+export async function threeNodes(): Promise<[TestNode, TestNode, TestNode]> {
+  const a = await startTestNode({ ...P2P });
+  const started: TestNode[] = [a];
+  try {
+    const genesisDir = join(a.dataDir, 'genesis');
+    const dial = [await listenAddr(a)];
+    const b = await startTestNode({ ...P2P, genesisDir, dial });
+    started.push(b);
+    const c = await startTestNode({ ...P2P, genesisDir, dial });
+    started.push(c);
+    await waitFor(
+      async () => (await peerCount(a)) === 2 && (await peerCount(b)) >= 1 && (await peerCount(c)) >= 1,
+      15_000,
+      'peers',
+    );
+    return [a, b, c];
+  } catch (e) {
+    await Promise.all(started.map((t) => t.stop()));
+    throw e;
+  }
+}
+
 /** Delegates `amount` of `t`'s treasury XE to `to`'s representative; returns that representative. */
 export async function delegateTo(t: TestNode, to: TestNode, amount: bigint): Promise<string> {
   const rep = (await to.client.node()).address;

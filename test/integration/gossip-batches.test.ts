@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOPICS } from '../../node-core/net/gossip.ts';
 import type { Wallet } from '../../node-core/client/wallet.ts';
-import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
-import { finalizedOn, listenAddr, P2P, peerCount } from '../helpers/p2p.ts';
+import { type TestNode, waitFor } from '../helpers/node.ts';
+import { finalizedOn, threeNodes } from '../helpers/p2p.ts';
 
 /**
  * Gossip batches (issue #18): blocks one commit accepts, and the votes it produces, travel as one
@@ -17,16 +16,7 @@ describe('gossip batches between three nodes', () => {
   let c: TestNode;
 
   beforeAll(async () => {
-    a = await startTestNode({ ...P2P });
-    const genesisDir = join(a.dataDir, 'genesis');
-    const dial = [await listenAddr(a)];
-    b = await startTestNode({ ...P2P, genesisDir, dial });
-    c = await startTestNode({ ...P2P, genesisDir, dial });
-    await waitFor(
-      async () => (await peerCount(a)) === 2 && (await peerCount(b)) >= 1 && (await peerCount(c)) >= 1,
-      15_000,
-      'peers',
-    );
+    [a, b, c] = await threeNodes();
   }, 60_000);
 
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
-import { delegateTo, finalizedOn, listenAddr, P2P, peerCount, twoNodes } from '../helpers/p2p.ts';
+import { delegateTo, finalizedOn, listenAddr, P2P, peerCount, threeNodes, twoNodes } from '../helpers/p2p.ts';
 
 /**
  * Several real nodes on loopback, each with its own LMDB and libp2p host, sharing one genesis:
@@ -15,16 +15,7 @@ describe('three nodes on loopback', () => {
   let c: TestNode;
 
   beforeAll(async () => {
-    a = await startTestNode({ ...P2P });
-    const genesisDir = join(a.dataDir, 'genesis');
-    const dial = [await listenAddr(a)];
-    b = await startTestNode({ ...P2P, genesisDir, dial });
-    c = await startTestNode({ ...P2P, genesisDir, dial });
-    await waitFor(
-      async () => (await peerCount(a)) === 2 && (await peerCount(b)) >= 1 && (await peerCount(c)) >= 1,
-      15_000,
-      'peers',
-    );
+    [a, b, c] = await threeNodes();
   }, 60_000);
 
   afterAll(async () => {
@@ -200,13 +191,8 @@ describe('two representatives', () => {
 
 describe('a double spend', () => {
   it('submitted to two nodes at once ends with one winner everywhere, the loser and what was built on it undone, supply conserved', async () => {
-    const a = await startTestNode({ ...P2P });
-    const genesisDir = join(a.dataDir, 'genesis');
-    const dial = [await listenAddr(a)];
-    const b = await startTestNode({ ...P2P, genesisDir, dial });
-    const c = await startTestNode({ ...P2P, genesisDir, dial });
+    const [a, b, c] = await threeNodes();
     try {
-      await waitFor(async () => (await peerCount(a)) === 2, 15_000, 'peers');
       const nodes = [a, b, c];
       const x = await a.wallet();
       const fund = await x.claim(10_000_000n);
