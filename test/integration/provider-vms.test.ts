@@ -33,7 +33,14 @@ describe('provider VMs (sandbox driver)', () => {
     provide: { vcpus: 2n, memory_mb: 1024n, disk_gb: 2n, max_concurrent_leases: 0n },
     vm: {
       driver: 'sandbox' as const,
-      provider: { watchMs: 300, keepVmsOnStop: true, exec: { timeoutMs: 2_000, maxOutputBytes: 4096 } },
+      // A launch that fails beside the whole suite on two cores is tried again within the waits here.
+      provider: {
+        watchMs: 300,
+        retryBaseMs: 1_000,
+        retryMaxMs: 4_000,
+        keepVmsOnStop: true,
+        exec: { timeoutMs: 2_000, maxOutputBytes: 4096 },
+      },
     },
   });
 
@@ -55,6 +62,18 @@ describe('provider VMs (sandbox driver)', () => {
 
   const leaseState = async (hash: string) =>
     ((await http(kit.url, 'GET', `/leases/${hash}`)).body as Json).state;
+
+  /** Waits for a lease to be accepted; on time-out, says what the provider's record of it holds. */
+  async function accepted(hash: string, what: string): Promise<void> {
+    try {
+      await waitFor(async () => (await leaseState(hash)) === 'accepted', 30_000, what);
+    } catch (e) {
+      const r = t.node.provider?.vm(hash);
+      throw new Error(`${(e as Error).message}; the provider's record: ${JSON.stringify(r ?? null)}`, {
+        cause: e,
+      });
+    }
+  }
 
   const exec = (hash: string, command: string, headers: Record<string, string>) =>
     http(kit.url, 'POST', `/vms/${hash}/exec`, { command }, headers);
@@ -90,7 +109,7 @@ describe('provider VMs (sandbox driver)', () => {
     const access = accessKey();
     const l = await lease(consumer, access, 12n);
     const hash = l.hash!;
-    await waitFor(async () => (await leaseState(hash)) === 'accepted', 30_000, 'the accept');
+    await accepted(hash, 'the accept');
 
     const vms = (await http(kit.url, 'GET', '/vms')).body as Json[];
     expect(vms).toHaveLength(1);
@@ -174,8 +193,8 @@ describe('provider VMs (sandbox driver)', () => {
     const hash = l.hash!;
     // A second lease that expires just after the restart: the restarted provider settles it.
     const soon = (await lease(consumer, access, 8n)).hash!;
-    await waitFor(async () => (await leaseState(hash)) === 'accepted', 30_000, 'the accept');
-    await waitFor(async () => (await leaseState(soon)) === 'accepted', 30_000, 'the second accept');
+    await accepted(hash, 'the accept');
+    await accepted(soon, 'the second accept');
     const before = await exec(hash, 'echo $$ > /root/marker; cat /root/marker', signed(hash, access));
     expect(before.status).toBe(200);
 
