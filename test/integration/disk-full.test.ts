@@ -61,28 +61,31 @@ describe.skipIf(skipReason !== undefined)(
 
       fillUp(filler);
       // LMDB first reuses free pages inside its file: keep submitting until a commit needs new space.
+      // A refused block is sent again at once: while full it is refused the same way, unless pages
+      // freed meanwhile (old snapshots' readers gone) let LMDB take it after all, acknowledged like
+      // any other; then the next block is tried, until one is refused twice.
+      const full = { error: "block rejected: the node's disk is full; retry later", retryable: true };
       let refused: { block: Block; r: HttpResult } | undefined;
-      for (let i = 0; i < 500 && refused === undefined; i++) {
-        const block = a.claimBlock(1n);
+      let retried: HttpResult | undefined;
+      for (let i = 0; i < 500 && retried === undefined; i++) {
+        const block = refused?.block ?? a.claimBlock(1n);
         const r = await submit(kit, block);
         if (r.status === 201) {
           a.advance(block);
           acknowledged.push(block);
-        } else refused = { block, r };
+          refused = undefined;
+        } else if (refused === undefined) refused = { block, r };
+        else retried = r;
       }
       expect(refused, 'no submission was refused on a full disk').toBeDefined();
-      expect({ status: refused!.r.status, body: refused!.r.body }).toEqual({
-        status: 503,
-        body: { error: "block rejected: the node's disk is full; retry later", retryable: true },
-      });
+      expect({ status: refused!.r.status, body: refused!.r.body }).toEqual({ status: 503, body: full });
+      expect({ status: retried!.status, body: retried!.body }).toEqual({ status: 503, body: full });
       // Nothing of the refused block is visible; reads answer as before.
       expect((await http(kit.url, 'GET', `/blocks/${refused!.block.hash}`)).status).toBe(404);
       const balance = await http(kit.url, 'GET', `/accounts/${a.address}/balance`);
       expect(balance.status).toBe(200);
       expect(balance.body).toEqual({ XE: a.bal().toString() });
       expect((await http(kit.url, 'GET', '/node')).status).toBe(200);
-      // Still full: the retry is refused the same way.
-      expect((await submit(kit, refused!.block)).status).toBe(503);
 
       // Space freed: the same block is accepted, and the next one, without a restart.
       rmSync(filler);
