@@ -179,19 +179,29 @@ export function voteJson(v: Vote & { signature: string }, weight: bigint): strin
   return stringifyJson(voteToJson(v, weight));
 }
 
+/** The items of a batch message `{"<key>": [item, …]}`: exactly that one key, 1 to MAX_BATCH_ITEMS items. */
+function batchItems(bytes: Uint8Array, key: 'blocks' | 'votes'): unknown[] | undefined {
+  const t = text(bytes);
+  if (t === undefined) return undefined;
+  try {
+    const o = parseJson(t) as Record<string, unknown>;
+    const items = o[key];
+    if (Object.keys(o).length !== 1 || !Array.isArray(items)) return undefined;
+    return items.length === 0 || items.length > MAX_BATCH_ITEMS ? undefined : (items as unknown[]);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `{"blocks": [block, …]}`, strictly: one key, 1 to MAX_BATCH_ITEMS blocks, each as strict as a
  * single block message. A block of a type this node does not know is left out and counted (not the
  * sender's fault, L-19); anything else malformed makes the whole message undefined.
  */
 export function decodeBlockBatch(bytes: Uint8Array): { blocks: Block[]; unknown: number } | undefined {
-  const t = text(bytes);
-  if (t === undefined) return undefined;
+  const items = batchItems(bytes, 'blocks');
+  if (items === undefined) return undefined;
   try {
-    const o = parseJson(t) as Record<string, unknown>;
-    if (Object.keys(o).length !== 1 || !Array.isArray(o.blocks)) return undefined;
-    const items = o.blocks as unknown[];
-    if (items.length === 0 || items.length > MAX_BATCH_ITEMS) return undefined;
     const blocks: Block[] = [];
     let unknown = 0;
     for (const item of items) {
@@ -218,13 +228,9 @@ export function decodeBlockBatch(bytes: Uint8Array): { blocks: Block[]; unknown:
 export function decodeVoteBatch(
   bytes: Uint8Array,
 ): { vote: Vote & { signature: string }; weight: bigint }[] | undefined {
-  const t = text(bytes);
-  if (t === undefined) return undefined;
+  const items = batchItems(bytes, 'votes');
+  if (items === undefined) return undefined;
   try {
-    const o = parseJson(t) as Record<string, unknown>;
-    if (Object.keys(o).length !== 1 || !Array.isArray(o.votes)) return undefined;
-    const items = o.votes as unknown[];
-    if (items.length === 0 || items.length > MAX_BATCH_ITEMS) return undefined;
     const out: { vote: Vote & { signature: string }; weight: bigint }[] = [];
     for (const item of items) {
       const vote = voteFromJson(item);

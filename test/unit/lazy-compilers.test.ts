@@ -26,6 +26,17 @@ function server(compilers?: ReturnType<typeof lazyCompilers>) {
 
 const urls = ['/q?n=5', '/q?n=abc', '/q?n=0', '/q?tag=abcd', '/q?n=2&x=1', '/q', '/p/7', '/p/x', '/none'];
 
+/** Every url answered alike (status and body) by both servers. */
+async function expectSameAnswers(
+  lazy: ReturnType<typeof server>,
+  eager: ReturnType<typeof server>,
+): Promise<void> {
+  for (const url of urls) {
+    const [a, b] = [await lazy.inject(url), await eager.inject(url)];
+    expect({ url, status: a.statusCode, body: a.body }).toEqual({ url, status: b.statusCode, body: b.body });
+  }
+}
+
 describe('lazy route validators', () => {
   it('compile nothing before the first request, then only the route asked for', async () => {
     const compilers = lazyCompilers();
@@ -47,14 +58,7 @@ describe('lazy route validators', () => {
   it('answer every request as fastify’s own compiler does (status and body)', async () => {
     const lazy = server(lazyCompilers());
     const eager = server();
-    for (const url of urls) {
-      const [a, b] = [await lazy.inject(url), await eager.inject(url)];
-      expect({ url, status: a.statusCode, body: a.body }).toEqual({
-        url,
-        status: b.statusCode,
-        body: b.body,
-      });
-    }
+    await expectSameAnswers(lazy, eager);
     expect((await lazy.inject('/q?n=abc')).statusCode).toBe(400);
     await Promise.all([lazy.close(), eager.close()]);
   });
@@ -65,14 +69,7 @@ describe('lazy route validators', () => {
     const eager = server();
     await lazy.ready();
     compilers.warm();
-    for (const url of urls) {
-      const [a, b] = [await lazy.inject(url), await eager.inject(url)];
-      expect({ url, status: a.statusCode, body: a.body }).toEqual({
-        url,
-        status: b.statusCode,
-        body: b.body,
-      });
-    }
+    await expectSameAnswers(lazy, eager);
     await Promise.all([lazy.close(), eager.close()]);
   });
 });

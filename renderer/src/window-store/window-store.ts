@@ -192,7 +192,8 @@ export class WindowStore {
           // The next round merges with the node's newer copy (#rebase).
           await this.refresh(true).catch(() => undefined);
           // Refused as stale, yet no newer copy to be seen: do not hammer the node.
-          if (this.#docs.get(key)?.version === version) await sleep(RETRY_MS[Math.min(attempt++, 4)]!);
+          if (this.#docs.get(key)?.version === version)
+            await sleep(RETRY_MS[Math.min(attempt++, RETRY_MS.length - 1)]!);
           continue;
         }
         if (result === 'refused') {
