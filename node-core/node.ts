@@ -21,7 +21,7 @@ import type { VoteThrottleOptions } from './consensus/vote-throttle.ts';
 import { publicKeyFromSeedNode, signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
 import { PreverifiedSignatures } from './net/preverified.ts';
-import { countVotes } from './net/vote-intake.ts';
+import { countVoteBatch, countVotes } from './net/vote-intake.ts';
 import {
   createDevnet,
   type DevnetOptions,
@@ -1122,6 +1122,11 @@ export class LedgerNode {
         maxInboundPerIp: this.opts.p2pMaxInboundPerIp,
         maxInbound: this.opts.p2pMaxInbound,
         messenger: this.opts.messengerLimits,
+        // This node's votes go out batch-signed, one signature per commit's votes (protocol/vote-batch.ts).
+        voteSigner: {
+          pubKey: this.nodeKey.pub_key,
+          sign: (m) => signBytesNode(m, hexToBytes(this.nodeKey.seed_hex)),
+        },
       },
       {
         onBlock: (block) => this.blockFromPeer(block),
@@ -1135,6 +1140,8 @@ export class LedgerNode {
             verifier: this.verifyPool,
             preverified: this.preverified,
           }),
+        onVoteBatch: (batch) =>
+          countVoteBatch(batch, { consensus: this.consensus, verifier: this.verifyPool }),
         onPeer: (peer) => {
           this.syncer?.request(peer);
           this.certificateExchange?.peerConnected(peer);

@@ -223,13 +223,15 @@ export class Consensus {
    * representative's current eligible weight; a vote for a block not yet known is kept until the
    * block arrives. Converge votes over their representative's budget in the election are dropped
    * before any signature work (C-07); final votes never are. A laggard's vote for a position this
-   * node has finalized is answered with this node's final vote there (C-08).
+   * node has finalized is answered with this node's final vote there (C-08). `authenticated`: the
+   * vote came in a batch whose one signature by its representative was checked (protocol/vote-batch.ts),
+   * so its own signature is not checked again; everything else is as for a single vote.
    */
-  onVote(v: SignedVote): VoteVerdict {
+  onVote(v: SignedVote, authenticated = false): VoteVerdict {
     if (!this.worthChecking(v)) return 'ignore';
     const last = this.book.lastSeen(v.rep_pub_key, v.block_hash, v.final);
     const position = `${v.account}:${v.previous === '0' ? ZERO_HASH : v.previous}`;
-    if (!verifyVote(v, this.verify)) return 'reject';
+    if (!authenticated && !verifyVote(v, this.verify)) return 'reject';
     // Charged only once verified, so forged votes cannot spend a real representative's budget.
     if (!v.final) this.throttle.charge(v.rep_pub_key, position);
     const rep = this.repAddress(v.rep_pub_key);

@@ -37,6 +37,12 @@ export const TOPICS = {
   blockBatches: 'xe/block-batches',
   /** Several votes in one message, `{"votes": [vote, …]}`, each vote signed on its own as ever. */
   voteBatches: 'xe/vote-batches',
+  /**
+   * One representative's votes under one signature (protocol/vote-batch.ts, binary): receivers
+   * check one signature per batch. Sent only while every peer subscribes; each vote also carries
+   * its own signature, so a node can pass it on to a peer that does not take the format.
+   */
+  signedVoteBatches: 'xe/vote-batches-signed',
 } as const;
 
 /** Most blocks or votes in one batch message; its bytes stay within MAX_BATCH_BYTES too. */

@@ -39,6 +39,10 @@ import {
   MAX_GOSSIP_BYTES,
   TOPICS,
 } from './gossip.ts';
+import { decodeSignedVoteBatch, type SignedVoteBatch } from '../protocol/vote-batch.ts';
+import { verifyVote } from '../protocol/vote.ts';
+import { verifyBytesNode } from '../fastpath/ed25519.ts';
+import { VoteBatchSigner } from './vote-batch-signer.ts';
 import { decodeRegistration, encodeRegistration } from './directory.ts';
 import { GossipBatcher } from './gossip-batcher.ts';
 import { NetError } from './errors.ts';
@@ -77,6 +81,12 @@ export interface P2PHandlers {
   onBlocks?(blocks: Block[], from: string): Promise<Verdict[]>;
   /** The votes of one batch message (`xe/vote-batches`); without it each goes to onVote. */
   onVotes?(votes: (Vote & { signature: string })[], from: string): Promise<Verdict[]>;
+  /**
+   * A batch-signed vote batch (`xe/vote-batches-signed`, protocol/vote-batch.ts), decoded but its
+   * signature unchecked: a verdict per vote, or undefined when the batch signature is bad (nothing
+   * counted). Without it the topic is not joined.
+   */
+  onVoteBatch?(batch: SignedVoteBatch, from: string): Promise<Verdict[] | undefined>;
   onStateBlock(block: StateBlock, from: string): Promise<Verdict>;
   /** A directory registration (`xe/directory`); ignored when absent. */
   onRegistration?(registration: Registration, from: string): Verdict;
@@ -113,6 +123,11 @@ export interface P2POptions {
   messenger?: MessengerLimitOptions;
   /** Limits of the sync protocol (defaults DEFAULT_SYNC_LIMITS). */
   sync?: SyncLimitOptions;
+  /**
+   * This node's representative key and a signer with it: its own votes then go out batch-signed
+   * (protocol/vote-batch.ts) while every peer takes that.
+   */
+  voteSigner?: { pubKey: string; sign(message: Uint8Array): Uint8Array };
 }
 
 export interface PeerInfo {
@@ -177,6 +192,11 @@ export class P2PHost {
   private readonly blockBatcher: GossipBatcher;
   private readonly voteBatcher: GossipBatcher;
   private batching = true;
+  /** False once leaveSignedVoteBatches (or leaveBatchTopics) ran, or without a handler for them. */
+  private signedVotes = true;
+  private readonly voteBatchSigner: VoteBatchSigner | undefined;
+  /** Batch-signed vote batches whose signature held, and their votes (diagnostics, tests). */
+  readonly signedVotesIn = { batches: 0, votes: 0 };
 
   constructor(opts: P2POptions, handlers: P2PHandlers) {
     this.opts = opts;
@@ -206,6 +226,27 @@ export class P2PHost {
       encodeBatch: (items) => encodeBatchMessage('votes', items),
       ...limits,
     });
+    this.signedVotes = handlers.onVoteBatch !== undefined;
+    if (opts.voteSigner)
+      this.voteBatchSigner = new VoteBatchSigner(
+        {
+          publish: (data) => void this.publish(TOPICS.signedVoteBatches, data),
+          welcomes: () => this.signedVotes && this.batching && this.allSubscribe(TOPICS.signedVoteBatches),
+          fallback: (vote, weight) =>
+            this.voteBatcher.add(voteJson(vote, weight), () => encodeVoteMessage(vote, weight)),
+        },
+        opts.voteSigner.pubKey,
+        (m) => opts.voteSigner!.sign(m),
+      );
+  }
+
+  /**
+   * Leaves `xe/vote-batches-signed` only: from then on this node gossips votes as one that does
+   * not know batch-signed votes (its peers sign theirs singly for it). For tests of mixed networks.
+   */
+  leaveSignedVoteBatches(): void {
+    this.signedVotes = false;
+    this.node?.services.pubsub.unsubscribe(TOPICS.signedVoteBatches);
   }
 
   /**
@@ -218,11 +259,20 @@ export class P2PHost {
     this.batching = false;
     pubsub?.unsubscribe(TOPICS.blockBatches);
     pubsub?.unsubscribe(TOPICS.voteBatches);
+    this.leaveSignedVoteBatches();
   }
 
   /** Batch messages and single ones this node published (diagnostics, tests). */
-  get gossipBatching(): { blocks: GossipBatcher['sent']; votes: GossipBatcher['sent'] } {
-    return { blocks: this.blockBatcher.sent, votes: this.voteBatcher.sent };
+  get gossipBatching(): {
+    blocks: GossipBatcher['sent'];
+    votes: GossipBatcher['sent'];
+    signedVotes: VoteBatchSigner['sent'] | undefined;
+  } {
+    return {
+      blocks: this.blockBatcher.sent,
+      votes: this.voteBatcher.sent,
+      signedVotes: this.voteBatchSigner?.sent,
+    };
   }
 
   /**
@@ -431,6 +481,28 @@ export class P2PHost {
         );
       return batchVerdict(verdicts);
     });
+    pubsub.topicValidators.set(TOPICS.signedVoteBatches, async (peer, msg) => {
+      const from = peer.toString();
+      if (!this.verified.has(from) || !this.handlers.onVoteBatch) return TopicValidatorResult.Ignore;
+      let batch: SignedVoteBatch;
+      try {
+        batch = decodeSignedVoteBatch(msg.data);
+      } catch {
+        return TopicValidatorResult.Reject; // malformed, oversized, a foreign key or a vote twice
+      }
+      const verdicts = await this.handlers.onVoteBatch(batch, from);
+      if (!verdicts) return TopicValidatorResult.Reject; // bad batch signature: nothing counted
+      this.signedVotesIn.batches += 1;
+      this.signedVotesIn.votes += batch.votes.length;
+      // A peer that does not take this format gets the news with each vote's own signature. Those
+      // were not checked here (the batch's was): checked now, so no peer is sent a forged one.
+      if (!this.allSubscribe(TOPICS.signedVoteBatches))
+        batch.votes.forEach((v, i) => {
+          if (verdicts[i] === 'accept' && verifyVote(v, verifyBytesNode))
+            this.voteBatcher.add(voteJson(v, batch.weight), () => encodeVoteMessage(v, batch.weight));
+        });
+      return batchVerdict(verdicts);
+    });
     pubsub.topicValidators.set(TOPICS.statechain, async (peer, msg) => {
       if (!this.verified.has(peer.toString())) return TopicValidatorResult.Ignore;
       const block = decodeStateMessage(msg.data);
@@ -458,8 +530,14 @@ export class P2PHost {
       if (!m) return TopicValidatorResult.Reject;
       return VERDICTS[this.handlers.onMarketplace(m, peer.toString())];
     });
-    for (const t of Object.values(TOPICS))
-      if (this.batching || (t !== TOPICS.blockBatches && t !== TOPICS.voteBatches)) pubsub.subscribe(t);
+    for (const t of Object.values(TOPICS)) {
+      if (t === TOPICS.signedVoteBatches && !this.signedVotes) continue;
+      if (
+        this.batching ||
+        (t !== TOPICS.blockBatches && t !== TOPICS.voteBatches && t !== TOPICS.signedVoteBatches)
+      )
+        pubsub.subscribe(t);
+    }
     this.redial();
     this.redialTimer = setInterval(() => this.redial(), REDIAL_MS);
     this.redialTimer.unref();
@@ -645,6 +723,8 @@ export class P2PHost {
   }
 
   publishVote(vote: Vote & { signature: string }, weight: bigint): Promise<void> {
+    // This node's own votes: batch-signed while every peer takes that (vote-batch-signer.ts).
+    if (this.voteBatchSigner?.add(vote, weight)) return Promise.resolve();
     this.voteBatcher.add(voteJson(vote, weight), () => encodeVoteMessage(vote, weight));
     return Promise.resolve();
   }

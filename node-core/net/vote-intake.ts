@@ -2,12 +2,17 @@ import type { VoteVerdict } from '../consensus/consensus.ts';
 import type { AsyncVerifier } from '../ledger/ledger.ts';
 import { hexToBytes } from '../protocol/hex.ts';
 import { type Vote, voteMessage } from '../protocol/vote.ts';
+import { type SignedVoteBatch, verifyVoteBatch } from '../protocol/vote-batch.ts';
+import { verifyBytesNode } from '../fastpath/ed25519.ts';
 import type { PreverifiedSignatures } from './preverified.ts';
 
 type SignedVote = Vote & { signature: string };
 
 export interface VoteIntakeDeps {
-  consensus: { onVote(v: SignedVote): VoteVerdict; worthChecking?(v: SignedVote): boolean };
+  consensus: {
+    onVote(v: SignedVote, authenticated?: boolean): VoteVerdict;
+    worthChecking?(v: SignedVote): boolean;
+  };
   /** The verify pool (worker threads); without it consensus checks each signature itself. */
   verifier?: AsyncVerifier;
   preverified?: PreverifiedSignatures;
@@ -56,12 +61,38 @@ export async function countVotes(votes: SignedVote[], d: VoteIntakeDeps): Promis
     await Promise.all(checks);
     slice.restart();
   }
+  return countChecked(votes, d, slice, false);
+}
+
+async function countChecked(
+  votes: SignedVote[],
+  d: VoteIntakeDeps,
+  slice: Slicer,
+  authenticated: boolean,
+): Promise<VoteVerdict[]> {
   const out: VoteVerdict[] = [];
   for (const v of votes) {
     await slice.yieldIfDue();
-    out.push(d.consensus.onVote(v));
+    out.push(d.consensus.onVote(v, authenticated));
   }
   return out;
+}
+
+/**
+ * A batch-signed vote batch (protocol/vote-batch.ts): its one signature is checked (in the verify
+ * pool when there is one), then its votes are counted exactly as the same votes arriving singly,
+ * minus each one's own signature check: the same duplicate, window, budget (C-07), weight, position
+ * and conflict rules in consensus. A bad batch signature counts none of them: undefined.
+ */
+export async function countVoteBatch(
+  batch: SignedVoteBatch,
+  d: VoteIntakeDeps,
+): Promise<VoteVerdict[] | undefined> {
+  const ok = d.verifier
+    ? await d.verifier.verify(batch.signature, batch.message, hexToBytes(batch.rep_pub_key, 32))
+    : verifyVoteBatch(batch, verifyBytesNode);
+  if (!ok) return undefined;
+  return countChecked(batch.votes, d, new Slicer(), true);
 }
 
 /** Runs of work on the node's thread of at most SLICE_MS, with a turn of the event loop between. */

@@ -15,6 +15,7 @@ export type ProtocolErrorCode =
   | 'ERR_MEMO' // memo too long, not UTF-8, or with control bytes
   | 'ERR_KEYSET' // invalid multisig keyset
   | 'ERR_LENGTH' // binary input of the wrong size
+  | 'ERR_DUPLICATE' // the same item twice where items must be distinct (a vote batch's votes)
   | 'ERR_JSON' // text is not valid JSON
   | 'ERR_NETWORK_ID'; // empty network id where one is required
 

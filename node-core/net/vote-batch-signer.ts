@@ -1,0 +1,79 @@
+import type { Vote } from '../protocol/vote.ts';
+import { encodeSignedVoteBatch, MAX_SIGNED_BATCH_VOTES } from '../protocol/vote-batch.ts';
+
+type SignedVote = Vote & { signature: string };
+
+export interface VoteBatchOutlet {
+  /** Publishes a batch-signed vote batch on its topic. */
+  publish(data: Uint8Array): void;
+  /** True while every connected peer takes batch-signed votes. */
+  welcomes(): boolean;
+  /** The way a vote goes where batch-signed ones are not taken (the single-signature batcher). */
+  fallback(vote: SignedVote, weight: bigint): void;
+}
+
+/**
+ * Gathers this node's own votes of one turn of the event loop into batch-signed messages
+ * (protocol/vote-batch.ts, issue #18): receivers check one signature per batch instead of one per
+ * vote. Only while every peer takes the format; otherwise, and for a lone vote (one signature
+ * either way), each goes the single-signature way, as nodes that do not know the format expect.
+ */
+export class VoteBatchSigner {
+  private readonly outlet: VoteBatchOutlet;
+  private readonly repPubKey: string;
+  private readonly sign: (message: Uint8Array) => Uint8Array;
+  private queue: { vote: SignedVote; weight: bigint }[] = [];
+  private scheduled = false;
+  /** Batch-signed messages sent, the votes in them, and votes sent the single-signature way. */
+  readonly sent = { batches: 0, batched_votes: 0, fallback: 0 };
+
+  constructor(outlet: VoteBatchOutlet, repPubKey: string, sign: (message: Uint8Array) => Uint8Array) {
+    this.outlet = outlet;
+    this.repPubKey = repPubKey;
+    this.sign = sign;
+  }
+
+  /** Queues a vote; false (not queued) when it is not this node's representative's. */
+  add(vote: SignedVote, weight: bigint): boolean {
+    if (vote.rep_pub_key !== this.repPubKey) return false;
+    this.queue.push({ vote, weight });
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+    return true;
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    const items = this.queue;
+    this.queue = [];
+    if (items.length === 0) return;
+    if (items.length === 1 || !this.outlet.welcomes()) {
+      for (const it of items) this.outlet.fallback(it.vote, it.weight);
+      this.sent.fallback += items.length;
+      return;
+    }
+    // One batch per run of votes of one weight (the header carries one), at most the format's bound,
+    // and never the same vote twice in one (a re-signed copy goes into the next batch).
+    let chunk: SignedVote[] = [];
+    let weight = items[0]!.weight;
+    let ids = new Set<string>();
+    const send = () => {
+      this.outlet.publish(encodeSignedVoteBatch(this.repPubKey, weight, chunk, this.sign));
+      this.sent.batches += 1;
+      this.sent.batched_votes += chunk.length;
+      chunk = [];
+      ids = new Set();
+    };
+    for (const it of items) {
+      const id = `${it.vote.block_hash}:${it.vote.final ? 1 : 0}`;
+      if (chunk.length > 0 && (it.weight !== weight || chunk.length >= MAX_SIGNED_BATCH_VOTES || ids.has(id)))
+        send();
+      weight = it.weight;
+      chunk.push(it.vote);
+      ids.add(id);
+    }
+    send();
+  }
+}

@@ -1,0 +1,120 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Wallet } from '../../node-core/client/wallet.ts';
+import { TOPICS } from '../../node-core/net/gossip.ts';
+import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+import { finalizedOn, listenAddr, P2P, peerCount, threeNodes } from '../helpers/p2p.ts';
+
+/**
+ * Batch-signed votes (protocol/vote-batch.ts, issue #18): a representative's votes of one commit go
+ * out under one signature while every peer takes the format, and receivers count them as the same
+ * votes arriving singly. A node that does not take the format (an older version) still gets every
+ * vote with its own signature, also when it hears of them only through a node that took the batch.
+ */
+
+/** Ten accounts at once on `t`: a claim and three sends each, so commits hold several blocks. */
+async function burst(t: TestNode): Promise<string[]> {
+  const wallets: Wallet[] = await Promise.all(Array.from({ length: 10 }, () => t.wallet()));
+  const hashes: string[] = [];
+  await Promise.all(
+    wallets.map(async (w, i) => {
+      hashes.push((await w.claim(1_000_000n)).hash!);
+      for (let k = 0; k < 3; k++)
+        hashes.push((await w.send(wallets[(i + 1) % wallets.length]!.address, 1n)).hash!);
+    }),
+  );
+  return hashes;
+}
+
+async function finalEverywhere(hashes: string[], nodes: TestNode[]): Promise<void> {
+  for (const t of nodes) for (const h of hashes) await waitFor(() => finalizedOn(t, h), 20_000, `${h} final`);
+}
+
+describe('batch-signed votes between three real nodes', () => {
+  const started: TestNode[] = [];
+  afterAll(async () => {
+    await Promise.all(started.map((t) => t.stop()));
+  });
+
+  it('votes travel batch-signed and every block becomes final on all three', async () => {
+    const [a, b, c] = await threeNodes();
+    started.push(a, b, c);
+    const host = a.node.p2p!;
+    await waitFor(
+      () => Promise.resolve(host.allSubscribe(TOPICS.signedVoteBatches)),
+      10_000,
+      'peers subscribed to batch-signed votes',
+    );
+    const hashes = await burst(a);
+    await finalEverywhere(hashes, [a, b, c]);
+    const sent = host.gossipBatching.signedVotes!;
+    expect(sent.batches).toBeGreaterThan(0);
+    // Several votes under one signature, not one batch per vote.
+    expect(sent.batched_votes).toBeGreaterThan(sent.batches);
+    // The receivers counted them off the batch signature.
+    for (const t of [b, c]) {
+      expect(t.node.p2p!.signedVotesIn.batches).toBeGreaterThan(0);
+      expect(t.node.p2p!.signedVotesIn.votes).toBeGreaterThan(t.node.p2p!.signedVotesIn.batches);
+    }
+    await Promise.all([a, b, c].map((t) => t.stop()));
+    started.length = 0;
+  }, 120_000);
+
+  it('an older node behind a newer one (a - b - c, c without the format) finalizes every block', async () => {
+    // a takes one inbound connection (b's), so c reaches a only through b.
+    const a = await startTestNode({ ...P2P, p2pMaxInbound: 1 });
+    started.push(a);
+    const genesisDir = join(a.dataDir, 'genesis');
+    const b = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(a)] });
+    started.push(b);
+    const c = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(b)] });
+    started.push(c);
+    c.node.p2p!.leaveSignedVoteBatches();
+    await waitFor(
+      async () => (await peerCount(b)) === 2 && (await peerCount(c)) >= 1,
+      15_000,
+      'a - b - c connected',
+    );
+    await waitFor(
+      () => Promise.resolve(!b.node.p2p!.allSubscribe(TOPICS.signedVoteBatches)),
+      10_000,
+      "c's unsubscription seen by b",
+    );
+    expect(await peerCount(a)).toBe(1); // a hears of c only through b
+    await waitFor(
+      () => Promise.resolve(a.node.p2p!.allSubscribe(TOPICS.signedVoteBatches)),
+      10_000,
+      "b's subscription seen by a",
+    );
+    const hashes = await burst(a);
+    await finalEverywhere(hashes, [a, b, c]);
+    expect(await peerCount(a)).toBe(1);
+    // a's only peer takes the format: a signed batches, and b counted them off the batch signature.
+    expect(a.node.p2p!.gossipBatching.signedVotes!.batches).toBeGreaterThan(0);
+    expect(b.node.p2p!.signedVotesIn.batches).toBeGreaterThan(0);
+    // b passed the votes on to c with their own signatures (c takes vote batches, not this format).
+    expect(b.node.p2p!.gossipBatching.votes.batched_items).toBeGreaterThan(0);
+    // c counted no batch-signed vote: every vote reached it singly signed, and it finalized.
+    expect(c.node.p2p!.signedVotesIn.batches).toBe(0);
+  }, 120_000);
+
+  it('a node that does not take the format, connected to the representative, finalizes every block', async () => {
+    const [a, b, c] = await threeNodes();
+    started.push(a, b, c);
+    c.node.p2p!.leaveSignedVoteBatches();
+    const host = a.node.p2p!;
+    await waitFor(
+      () => Promise.resolve(!host.allSubscribe(TOPICS.signedVoteBatches)),
+      10_000,
+      "c's unsubscription seen by a",
+    );
+    const before = structuredClone(host.gossipBatching);
+    const hashes = await burst(a);
+    await finalEverywhere(hashes, [a, b, c]);
+    const after = host.gossipBatching;
+    // a signed no batch while c does not take them: its votes went singly signed (in vote batches).
+    expect(after.signedVotes!.batches).toBe(before.signedVotes!.batches);
+    expect(after.signedVotes!.fallback).toBeGreaterThan(before.signedVotes!.fallback);
+    expect(after.votes.batches).toBeGreaterThan(before.votes.batches);
+  }, 120_000);
+});
