@@ -114,6 +114,8 @@ export interface ChatOptions {
 
 export interface NodeOptions {
   dataDir: string;
+  /** Answer block writes once journaled rather than flushed by LMDB (default: LEDGER_NODE_JOURNAL=1). */
+  journal?: boolean;
   /** API port (default 8080; 0 picks a free port). */
   apiPort?: number;
   /** API bind address (default 127.0.0.1). */
@@ -444,6 +446,11 @@ export class LedgerNode {
       await this.ensureGenesis();
       this.leaseTiming = leaseTimingFromGenesis(this.ledger.getBlock(this.genesisHash)?.block);
       this.verifyPool.start();
+      // Groups a crash left in the write-ahead journal but not in LMDB are replayed first (issue #18).
+      const journalOn = this.opts.journal ?? process.env.LEDGER_NODE_JOURNAL === '1';
+      const replay = await this.ledger.openJournal(join(this.dataDir, 'journal'), journalOn);
+      if (replay.groups > 0 || replay.torn || replay.error)
+        this.log?.info({ journal: replay }, 'journal replayed');
       this.consensus = new Consensus({
         ledger: this.ledger,
         statechain: this.statechain,
@@ -554,6 +561,7 @@ export class LedgerNode {
     await this.archiveSweep?.stop();
     // Writes already queued finish and are answered before the store closes under them.
     await this.ledger?.idle();
+    await this.ledger?.closeJournal();
     await this.verifyPool?.stop();
     await this.store?.close();
   }

@@ -1,4 +1,5 @@
 import type { Store } from '../store/store.ts';
+import type { Journaled } from './block-journal.ts';
 import type { LedgerError } from './errors.ts';
 
 /** A queued write: answered once its group is durable (or has failed). */
@@ -13,7 +14,12 @@ export type Outcome = { value: unknown } | { error: LedgerError };
 export interface GroupCommitHooks<Op extends GroupOp> {
   /** Applies a whole group inside one write transaction, in arrival order. */
   apply(ops: Op[]): Outcome[];
-  /** After the commit is flushed, before anyone is answered (reload what the commit changed). */
+  /**
+   * Inside the transaction, after `apply`: journals the group (ledger/block-journal.ts) and returns
+   * its handles, or undefined when the group is not journaled; then it is answered after LMDB's flush.
+   */
+  journal?(ops: Op[], outcomes: Outcome[]): Journaled | undefined;
+  /** After the commit is durable, before anyone is answered (reload what the commit changed). */
   committed(): void;
   /** After every op of a committed group is answered: announce what it did. */
   delivered(ops: Op[], outcomes: Outcome[]): void;
@@ -24,7 +30,8 @@ export interface GroupCommitHooks<Op extends GroupOp> {
 /**
  * Group commit: every write that arrives before LMDB starts its next batch is applied in ONE
  * transaction callback, in arrival order: one hand-off to the writer thread, one commit and flush
- * for the whole group. An op is answered only once its group is durable; an error thrown by `apply`
+ * for the whole group. An op is answered only once its group is durable (LMDB flushed it, or it is
+ * journaled: committed and synced in the journal); an error thrown by `apply`
  * (anything but an op's own LedgerError) fails the whole group, never half of it.
  */
 export class GroupCommit<Op extends GroupOp> {
@@ -45,20 +52,31 @@ export class GroupCommit<Op extends GroupOp> {
     if (this.scheduled) return;
     this.scheduled = true;
     let taken: Op[] = [];
+    let journaled: Journaled | undefined;
+    let flushDone: (() => void) | undefined;
     const committed = this.store.childTransaction(() => {
       this.scheduled = false;
       taken = this.queue;
       this.queue = [];
-      return this.hooks.apply(taken);
+      const outcomes = this.hooks.apply(taken);
+      // Another write waiting for LMDB's flush may be what this group built on: then this one too.
+      if (this.store.flushWaiters === 0) journaled = this.hooks.journal?.(taken, outcomes);
+      if (journaled === undefined) flushDone = this.store.awaitingFlush();
+      return outcomes;
     });
     const done: Promise<void> = committed.then(
       async (outcomes) => {
         try {
-          await this.store.root.flushed;
+          if (journaled !== undefined) {
+            journaled.committed();
+            await journaled.durable;
+          } else await this.store.root.flushed;
           this.hooks.committed();
         } catch (err) {
           for (const op of taken) op.reject(err as Error);
           return;
+        } finally {
+          flushDone?.();
         }
         taken.forEach((op, i) => {
           const o = outcomes[i]!;
@@ -68,6 +86,8 @@ export class GroupCommit<Op extends GroupOp> {
         this.hooks.delivered(taken, outcomes);
       },
       (err: Error) => {
+        flushDone?.();
+        journaled?.abort();
         this.hooks.failed();
         // The transaction never ran its callback: the ops are still queued.
         if (taken.length === 0) {

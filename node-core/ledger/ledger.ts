@@ -26,6 +26,15 @@ import {
   type StagedBlock,
 } from './conflict-book.ts';
 import { GroupCommit, type Outcome } from './group-commit.ts';
+import {
+  BlockJournal,
+  type JournalEntry,
+  type Journaled,
+  readJournalState,
+  replayJournal,
+  type ReplayResult,
+} from './block-journal.ts';
+import { removeJournalFiles } from './journal-file.ts';
 import { LedgerReads } from './reads.ts';
 import { Rollback } from './rollback.ts';
 import { Staging } from './staging.ts';
@@ -161,6 +170,7 @@ export class Ledger extends LedgerReads {
     this.conflictBook = new ConflictBook(deps.store);
     this.groups = new GroupCommit<WriteOp>(deps.store, {
       apply: (ops) => this.applyGroup(ops),
+      journal: (ops, outcomes) => this.journalGroup(ops, outcomes),
       committed: () => this.counters.load(),
       delivered: (ops, outcomes) => this.announce(ops, outcomes),
       // Nothing of the group was written: the conflict cache goes back to what the store holds,
@@ -796,6 +806,62 @@ export class Ledger extends LedgerReads {
       ctx.counters.delegation_underflows += 1;
     }
     ctx.reps.set(rep, next);
+  }
+
+  // ---- write-ahead journal (block-journal.ts) ----------------------------------------------------
+
+  private journal: BlockJournal | undefined;
+
+  /**
+   * At start, before anything else writes: replays the groups of `dir`'s journal that LMDB does not
+   * hold durably, removes the replayed files once LMDB has flushed them, and, if `enabled`, journals
+   * block groups from now on. Replay runs whether or not the journal is enabled now.
+   */
+  async openJournal(
+    dir: string,
+    enabled: boolean,
+  ): Promise<ReplayResult & { torn?: unknown; error?: string }> {
+    const state = readJournalState(dir, this.store);
+    const result = await replayJournal(this, state.pending);
+    await this.idle();
+    await this.store.root.flushed;
+    removeJournalFiles(dir, state.files);
+    let error: string | undefined;
+    try {
+      if (enabled) this.journal = BlockJournal.create(dir, this.store, state.nextSeq, state.files);
+    } catch (e) {
+      // No room for a journal file (a full disk): groups wait for LMDB's flush, as without one.
+      error = (e as Error).message;
+    }
+    return { ...result, torn: state.torn, error };
+  }
+
+  /** After the last write (idle): syncs and closes the journal file. */
+  async closeJournal(): Promise<void> {
+    const j = this.journal;
+    this.journal = undefined;
+    await j?.close();
+  }
+
+  /** A group's journal entries, or undefined when it must wait for LMDB's flush instead. */
+  private journalGroup(ops: WriteOp[], outcomes: Outcome[]): Journaled | undefined {
+    if (this.journal === undefined || this.resolvedWinners.length > 0) return undefined;
+    const entries: JournalEntry[] = [];
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
+      const o = outcomes[i]!;
+      if ('error' in o) continue; // refused: nothing written
+      if (op.kind === 'block') {
+        const r = o.value as SubmitResult;
+        if (r.status === 'duplicate') continue;
+        if (r.status !== 'accepted') return undefined; // staged conflict candidate
+        const record = encodeBlockRecord({ block: r.block, height: r.height }, op.hashed.canonical);
+        entries.push({ kind: 'block', record, finalized: r.finalized === true });
+      } else if (op.kind === 'finalize') entries.push({ kind: 'finalize', items: op.items });
+      else if (op.kind === 'lock') entries.push({ kind: 'lock', position: op.position, hash: op.hash });
+      else return undefined; // conflict resolution, lease archive
+    }
+    return this.journal.append(entries);
   }
 
   // ---- group commit -----------------------------------------------------------------------------

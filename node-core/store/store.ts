@@ -115,6 +115,9 @@ export class Store {
    */
   readonly appStore: Database<string, string>;
 
+  /** See flushWaiters. */
+  private unflushed = 0;
+
   private constructor(root: RootDatabase) {
     this.root = root;
     const text = <K extends string | number>(name: string) =>
@@ -175,9 +178,38 @@ export class Store {
    * that error; other units of the batch are unaffected.
    */
   async transaction<T>(fn: () => T): Promise<T> {
-    const result = await this.childTransaction(fn);
-    await this.root.flushed;
-    return result;
+    let counted = false;
+    try {
+      const result = await this.childTransaction(() => {
+        this.unflushed += 1;
+        counted = true;
+        return fn();
+      });
+      await this.root.flushed;
+      return result;
+    } finally {
+      if (counted) this.unflushed -= 1;
+    }
+  }
+
+  /**
+   * Writes inside a transaction now whose callers wait for LMDB's flush (Store.transaction, and
+   * ledger groups not journaled). A journaled ledger group written while any is pending is answered
+   * after LMDB's flush as well: it may depend on them, and the journal would replay it without them.
+   */
+  get flushWaiters(): number {
+    return this.unflushed;
+  }
+
+  /** Counts a write (inside its transaction callback) until `done` runs after its flush or failure. */
+  awaitingFlush(): () => void {
+    this.unflushed += 1;
+    let once = false;
+    return () => {
+      if (once) return;
+      once = true;
+      this.unflushed -= 1;
+    };
   }
 
   /**

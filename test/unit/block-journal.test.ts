@@ -1,0 +1,155 @@
+import { openSync, closeSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  BlockJournal,
+  decodeFrame,
+  encodeGroup,
+  JOURNAL_SEQ_KEY,
+  type JournalEntry,
+  readJournalState,
+} from '../../node-core/ledger/block-journal.ts';
+import {
+  journalFileName,
+  journalFiles,
+  JournalWriter,
+  readJournal,
+} from '../../node-core/ledger/journal-file.ts';
+import { Store } from '../../node-core/store/store.ts';
+import { tempDir } from '../helpers/node.ts';
+
+/** The journal's files and groups against a real LMDB store (ledger/journal-file.ts, block-journal.ts). */
+
+const dirs: string[] = [];
+const stores: Store[] = [];
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function fresh(): { dir: string; journalDir: string; store: Store } {
+  const dir = tempDir('journal-unit-');
+  dirs.push(dir);
+  const store = Store.open({ path: join(dir, 'db') });
+  stores.push(store);
+  return { dir, journalDir: join(dir, 'journal'), store };
+}
+
+const block = (n: number): JournalEntry => ({
+  kind: 'block',
+  record: new Uint8Array(100).fill(n),
+  finalized: n % 2 === 0,
+});
+
+describe('journal frames', () => {
+  it('round-trips groups of blocks, finalizations and commit-locks', () => {
+    const entries: JournalEntry[] = [
+      block(1),
+      { kind: 'finalize', items: [{ account: 'xe_a', height: 3 }] },
+      { kind: 'lock', position: 'xe_a:' + 'ab'.repeat(32), hash: 'cd'.repeat(32) },
+      block(2),
+    ];
+    expect(decodeFrame(encodeGroup(2 ** 40, entries))).toEqual({ seq: 2 ** 40, entries });
+  });
+
+  it('stops at a torn frame and at a corrupt one, keeping the frames before', async () => {
+    const { journalDir } = fresh();
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(journalDir);
+    const w = new JournalWriter(journalDir, 1);
+    for (let i = 1; i <= 3; i++) w.append(encodeGroup(i, [block(i)]));
+    await w.close();
+    const read = readJournal(journalDir);
+    expect(read.frames.map((f) => (decodeFrame(f.payload) as { seq: number }).seq)).toEqual([1, 2, 3]);
+    expect(read.torn).toBeUndefined();
+
+    // One flipped byte in the second frame's payload: its checksum fails, the third is not read.
+    const second = read.frames[1]!;
+    const fd = openSync(journalFileName(journalDir, 1), 'r+');
+    writeSync(fd, Buffer.from([second.payload[20]! ^ 0xff]), 0, 1, second.offset + 8 + 20);
+    closeSync(fd);
+    const again = readJournal(journalDir);
+    expect(again.frames).toHaveLength(1);
+    expect(again.torn).toEqual({ file: 1, offset: second.offset });
+
+    // A length running past the file's end (a frame cut short).
+    const bytes = readFileSync(journalFileName(journalDir, 1));
+    const fd2 = openSync(journalFileName(journalDir, 1), 'r+');
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(bytes.length, 0);
+    writeSync(fd2, len, 0, 4, second.offset);
+    closeSync(fd2);
+    expect(readJournal(journalDir).torn).toEqual({ file: 1, offset: second.offset });
+  });
+
+  it('shares one sync among appends made while a sync runs', async () => {
+    const { journalDir } = fresh();
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(journalDir);
+    const w = new JournalWriter(journalDir, 1);
+    w.append(encodeGroup(1, [block(1)]));
+    const first = w.sync();
+    w.append(encodeGroup(2, [block(2)]));
+    const second = w.sync();
+    w.append(encodeGroup(3, [block(3)]));
+    const third = w.sync();
+    expect(third).toBe(second); // both wait for the one sync after the running one
+    await Promise.all([first, second, third]);
+    await w.close();
+    expect(readJournal(journalDir).frames).toHaveLength(3);
+  });
+});
+
+describe('BlockJournal against LMDB', () => {
+  /** One group the way the ledger's group commit writes it: appended inside its transaction. */
+  async function group(store: Store, j: BlockJournal, entries: JournalEntry[], fail = false) {
+    let handle: ReturnType<BlockJournal['append']> | undefined;
+    try {
+      await store.childTransaction(() => {
+        handle = j.append(entries);
+        if (fail) throw new Error('the group fails');
+      });
+    } catch {
+      handle?.abort();
+      return;
+    }
+    handle!.committed();
+    await handle!.durable;
+  }
+
+  it('replays only groups past the one LMDB recorded, never an aborted one', async () => {
+    const { journalDir, store } = fresh();
+    const j = BlockJournal.create(journalDir, store, 1);
+    await group(store, j, [block(1)]);
+    await group(store, j, [block(2)]);
+    await group(store, j, [block(3)], true); // its transaction failed: LMDB does not record it
+    await group(store, j, [block(4)]);
+    await j.close();
+    expect(store.meta.get(JOURNAL_SEQ_KEY)).toBe('4');
+
+    // As LMDB would have it had it lost the last group: recorded position 2.
+    await store.transaction(() => store.meta.putSync(JOURNAL_SEQ_KEY, '2'));
+    const state = readJournalState(journalDir, store);
+    expect(state.pending.map((g) => g.seq)).toEqual([4]);
+    expect(state.pending[0]!.entries).toEqual([block(4)]);
+    expect(state.nextSeq).toBe(5);
+
+    await store.transaction(() => store.meta.putSync(JOURNAL_SEQ_KEY, '4'));
+    expect(readJournalState(journalDir, store).pending).toEqual([]);
+  });
+
+  it('starts a new file past its size and removes the old one once LMDB has flushed past it', async () => {
+    const { journalDir, store } = fresh();
+    const j = BlockJournal.create(journalDir, store, 1, [], 1000);
+    for (let i = 1; i <= 30; i++) await group(store, j, [block(i)]);
+    await store.root.flushed;
+    await new Promise((r) => setTimeout(r, 50)); // removal runs after the flush it waits for
+    const files = journalFiles(journalDir);
+    expect(files.length).toBeLessThanOrEqual(2);
+    expect(files[0]).toBeGreaterThan(1);
+    await j.close();
+    // What is left covers the last groups; every group is in LMDB, so nothing is pending.
+    expect(readJournalState(journalDir, store).pending).toEqual([]);
+    expect(store.meta.get(JOURNAL_SEQ_KEY)).toBe('30');
+  });
+});
