@@ -149,11 +149,14 @@ async function ingestRun(
   dataDir: string,
   limits: boolean,
   spread: number | undefined,
+  journal = process.env.LEDGER_NODE_JOURNAL === '1',
 ): Promise<IngestFigures> {
   const node = await spawnNode(ingestArgs(dataDir, limits), {
-    env: process.env.BENCH_NODE_OPTIONS
-      ? { ...process.env, NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS }
-      : process.env,
+    env: {
+      ...process.env,
+      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+      LEDGER_NODE_JOURNAL: journal ? '1' : '0',
+    },
   });
   try {
     const { network_id } = await nodeInfo(node.url);
@@ -226,6 +229,35 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
       ` node busy ${((serverUs * rate) / 1e6).toFixed(2)} of ${cores} cores`,
   );
 
+  // BENCH_JOURNAL_AB=1: the same run again with the write-ahead journal switched the other way
+  // (ledger/block-journal.ts; answered once journaled instead of once LMDB has flushed), runs
+  // alternating so the machine's load falls on both alike.
+  let journalAb: Record<string, number> = {};
+  if (process.env.BENCH_JOURNAL_AB === '1') {
+    const base = process.env.LEDGER_NODE_JOURNAL === '1';
+    const rates: Record<'on' | 'off', number[]> = { on: [], off: [] };
+    const cpu: Record<'on' | 'off', number[]> = { on: [], off: [] };
+    rates[base ? 'on' : 'off'].push(rate);
+    cpu[base ? 'on' : 'off'].push(serverUs);
+    for (let i = 0; i < 3; i++) {
+      const journal = i % 2 === 0 ? !base : base;
+      const r = await ingestRun(join(dir, `ingest-journal-${i}`), false, undefined, journal);
+      rates[journal ? 'on' : 'off'].push(r.rate);
+      cpu[journal ? 'on' : 'off'].push(r.serverUs);
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    log(
+      `ingest A/B, write-ahead journal on vs off (2 runs each, alternating): on ${rates.on.map(fmtRate).join(', ')}` +
+        ` (${cpu.on.map((u) => u.toFixed(0)).join(', ')} µs), off ${rates.off.map(fmtRate).join(', ')}` +
+        ` (${cpu.off.map((u) => u.toFixed(0)).join(', ')} µs): on/off ${(mean(rates.on) / mean(rates.off)).toFixed(2)}x`,
+    );
+    journalAb = {
+      ingest_journal_on_blocks_per_s: mean(rates.on),
+      ingest_journal_off_blocks_per_s: mean(rates.off),
+      ingest_journal_on_vs_off: mean(rates.on) / mean(rates.off),
+    };
+  }
+
   // The same with rate limits on (the defaults: writes 10/s, burst 50 per client address) and each
   // client spread over many source addresses, 40 requests from each: the limiter's cost, nothing
   // refused. Fresh blocks, for a fresh node of its own network.
@@ -251,6 +283,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     ingest_limits_on_spread_blocks_per_s: on.rate,
     ingest_limits_on_spread_vs_off: on.rate / rate,
     ingest_limits_on_spread_failed: on.failed,
+    ...journalAb,
   };
   // The same blocks and clients against the leanest servers built from the same parts: how far any
   // node could get on this machine, measured in this run.
