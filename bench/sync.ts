@@ -15,6 +15,7 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
  *
  * BENCH_SYNC_BLOCKS sets N (default 100,000; 10,000 for a quick run). BENCH_SYNC_PROF=DIR writes a
  * V8 CPU profile of each joining node into DIR. BENCH_SYNC_PEERS=1 or 3 runs one case only.
+ * BENCH_SYNC_NODE_OPTIONS adds Node options for the joining node only (a GC logger to preload, say).
  */
 /** Proof of work checked on every block, but cheap to pre-solve for 100,000 blocks (2 tries each). */
 const DIFFICULTY = 0x8000000000000000n;
@@ -122,7 +123,11 @@ async function joinNetwork(
   const lagFile = `${dir}-lag.json`;
   const env = probeEnv(
     lagFile,
-    prof ? `--cpu-prof --cpu-prof-dir=${prof} --cpu-prof-name=${label}.cpuprofile` : '',
+    [
+      prof ? `--cpu-prof --cpu-prof-dir=${prof} --cpu-prof-name=${label}.cpuprofile` : '',
+      // More options for the joiner only (e.g. a preload that logs its GC pauses).
+      process.env.BENCH_SYNC_NODE_OPTIONS ?? '',
+    ].join(' '),
   );
   const started = performance.now();
   const node = await spawnNode(

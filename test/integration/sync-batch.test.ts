@@ -7,6 +7,7 @@ import type { CommittedBlock, SubmitResult } from '../../node-core/ledger/ledger
 import { type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { bytesToHex } from '../../node-core/protocol/hex.ts';
 import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
+import { Syncer } from '../../node-core/net/sync.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 
 /**
@@ -194,5 +195,45 @@ describe('the account walk a frontiers answer makes', () => {
     const after = expected[2]!;
     expect([...t.node.ledger.allAccounts(after)].map(([addr]) => addr)).toEqual(expected.slice(3));
     expect([...t.node.ledger.allAccounts(expected.at(-1)!)]).toEqual([]);
+  });
+
+  it('answers a page of frontiers in slices, other work running between them, with the same entries', async () => {
+    // 1,000 accounts take a walk of one cursor seek each: well past one slice (4 ms) on any machine.
+    const accts = Array.from({ length: 1_100 }, () => account());
+    const claims = accts.map((a) => chain(a, 0)[0]!);
+    const outcomes = await t.node.ledger.submitBatch(claims, { live: false, maxGroup: 500 });
+    expect(outcomes.map(codeOf).filter((c) => c !== 'accepted')).toEqual([]);
+    const syncer = new Syncer({
+      ledger: t.node.ledger,
+      statechain: t.node.statechain,
+      consensus: t.node.consensus,
+      now: t.node.now,
+      host: {} as never, // a frontiers answer reads the ledger only
+    });
+    // Turns of the event loop that ran while the answer was being made.
+    let turns = 0;
+    let answering = true;
+    const spin = () => {
+      if (!answering) return;
+      turns += 1;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const started = performance.now();
+    const page = (await syncer.answer('frontiers', { limit: 1000 })) as {
+      entries: { account: string; height: number; frontier: string }[];
+      next?: string;
+    };
+    const took = performance.now() - started;
+    answering = false;
+    const walk = [...t.node.ledger.allAccounts()].slice(0, 1000);
+    expect(page.entries).toEqual(
+      walk.map(([account, rec]) => ({ account, height: rec.height, frontier: rec.frontier })),
+    );
+    expect(page.next).toBe(walk.at(-1)![0]);
+    expect(turns, `event-loop turns during a ${took.toFixed(0)} ms answer`).toBeGreaterThan(0);
+    // The next page starts after the last entry, as before.
+    const rest = (await syncer.answer('frontiers', { limit: 1000, after: page.next })) as typeof page;
+    expect(rest.entries[0]?.account).toBe([...t.node.ledger.allAccounts(page.next)][0]![0]);
   });
 });
