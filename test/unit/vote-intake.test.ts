@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { PreverifiedSignatures } from '../../node-core/net/preverified.ts';
-import { countVotes } from '../../node-core/net/vote-intake.ts';
+import { countVoteBatch, countVotes } from '../../node-core/net/vote-intake.ts';
+import { hexToBytes } from '../../node-core/protocol/hex.ts';
+import { keyPairFromSeed, signBytes } from '../../node-core/protocol/keys.ts';
+import { signVote } from '../../node-core/protocol/vote.ts';
+import { decodeSignedVoteBatch, encodeSignedVoteBatch } from '../../node-core/protocol/vote-batch.ts';
 import type { Vote } from '../../node-core/protocol/vote.ts';
 
 type SignedVote = Vote & { signature: string };
@@ -57,5 +61,41 @@ describe('counting many votes', () => {
     clearInterval(timer);
     // 40 ms of counting in slices of at most 4 ms: the timer ran between them.
     expect(ticks).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a batch-signed batch: one signature check, then every vote counted as authenticated; a bad one counts none', async () => {
+    const seed = new Uint8Array(32).fill(5);
+    const key = keyPairFromSeed(seed).pub_key;
+    const votes = [1, 2, 3].map((i) => signVote({ ...vote(i, true), rep_pub_key: key }, seed));
+    const counted: [string, boolean | undefined][] = [];
+    const checks: number[] = [];
+    const deps = (ok: boolean) => ({
+      consensus: {
+        onVote: (v: SignedVote, authenticated?: boolean) => {
+          counted.push([v.block_hash, authenticated]);
+          return 'accept' as const;
+        },
+      },
+      verifier: {
+        verify: (_s: Uint8Array, msg: Uint8Array) => {
+          checks.push(msg.length);
+          return Promise.resolve(ok);
+        },
+      },
+    });
+    const batch = decodeSignedVoteBatch(encodeSignedVoteBatch(key, 0n, votes, (m) => signBytes(m, seed)));
+    expect(await countVoteBatch(batch, deps(false))).toBeUndefined();
+    expect(counted).toEqual([]);
+    expect(await countVoteBatch(batch, deps(true))).toEqual(['accept', 'accept', 'accept']);
+    // One check per batch (of its 48-byte domain-separated message), none per vote.
+    expect(checks).toEqual([48, 48]);
+    expect(counted).toEqual(votes.map((v) => [v.block_hash, true]));
+    // Without a pool the batch signature is checked here, for real.
+    counted.length = 0;
+    const inline = { consensus: deps(true).consensus };
+    expect(await countVoteBatch(batch, inline)).toHaveLength(3);
+    const forged = { ...batch, signature: hexToBytes('00'.repeat(64)) };
+    expect(await countVoteBatch(forged, inline)).toBeUndefined();
+    expect(counted).toHaveLength(3);
   });
 });
