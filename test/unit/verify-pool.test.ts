@@ -92,6 +92,31 @@ describe('VerifyPool', () => {
     expect(await Promise.all(again)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
   });
 
+  it('checks a burst here a slice at a time while its first worker starts, not in one go', async () => {
+    // As the node runs it: no worker until the first signatures come.
+    pool = new VerifyPool({ threads: 1, initialThreads: 0 });
+    pool.start();
+    const burst = Array.from({ length: 8 }, () => cases).flat(); // 480 checks: tens of ms in one go
+    let turns = 0;
+    let counting = true;
+    const spin = () => {
+      if (!counting) return;
+      turns += 1;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const got = await Promise.all(burst.map((c) => pool!.verify(c.sig, c.msg, pub)));
+    counting = false;
+    expect(got).toEqual(burst.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+    expect(turns, 'event-loop turns while the burst was checked').toBeGreaterThan(1);
+    // The worker started meanwhile takes the next burst.
+    await waitFor(() => pool!.onlineWorkers() === 1);
+    const next = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload()).toEqual([60]);
+    expect(await Promise.all(next)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+  });
+
   it('verifies inline, without spawning again and again, when its worker cannot start', async () => {
     pool = new VerifyPool({ threads: 2, workerFile: new URL('./no-such-verify-worker.js', import.meta.url) });
     pool.start();
