@@ -96,6 +96,11 @@ export class VoteBook {
     return true;
   }
 
+  /** Positions signed votes are kept for (diagnostics, tests). */
+  get ballotPositions(): number {
+    return this.ballots.size;
+  }
+
   /** Keeps a representative's newest signed vote at a position (a final one is never replaced). */
   keepBallot(position: string, v: SignedVote): void {
     let at = this.ballots.get(position);
