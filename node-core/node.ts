@@ -421,7 +421,8 @@ export class LedgerNode {
       ]);
       this.offlinePeerId = peerIdFromPrivateKey(await loadPeerKey(this.dataDir)).toString();
     }
-    this.store = Store.open({ path: join(this.dataDir, 'ledger.lmdb') });
+    const journalOn = this.opts.journal ?? process.env.LEDGER_NODE_JOURNAL === '1';
+    this.store = Store.open({ path: join(this.dataDir, 'ledger.lmdb'), journaled: journalOn });
     try {
       this.statechain = new StateChain({ store: this.store, verify: verifyBytesNode });
       this.statechain.start();
@@ -447,7 +448,6 @@ export class LedgerNode {
       this.leaseTiming = leaseTimingFromGenesis(this.ledger.getBlock(this.genesisHash)?.block);
       this.verifyPool.start();
       // Groups a crash left in the write-ahead journal but not in LMDB are replayed first (issue #18).
-      const journalOn = this.opts.journal ?? process.env.LEDGER_NODE_JOURNAL === '1';
       const replay = await this.ledger.openJournal(join(this.dataDir, 'journal'), journalOn);
       if (replay.groups > 0 || replay.torn || replay.error)
         this.log?.info({ journal: replay }, 'journal replayed');
@@ -1135,6 +1135,7 @@ export class LedgerNode {
           pubKey: this.nodeKey.pub_key,
           sign: (m) => signBytesNode(m, hexToBytes(this.nodeKey.seed_hex)),
         },
+        verifier: this.verifyPool,
       },
       {
         onBlock: (block) => this.blockFromPeer(block),

@@ -308,7 +308,7 @@ export class BlockJournal {
     const done = this.retiring.filter((r) => r.beforeSeq <= seq);
     if (done.length === 0) return;
     this.retiring = this.retiring.filter((r) => r.beforeSeq > seq);
-    void Promise.all([this.store.root.flushed, ...done.map((r) => r.closed)])
+    void Promise.all([this.store.durable(), ...done.map((r) => r.closed)])
       .then(() =>
         removeJournalFiles(
           this.dir,

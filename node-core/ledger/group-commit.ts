@@ -70,7 +70,7 @@ export class GroupCommit<Op extends GroupOp> {
           if (journaled !== undefined) {
             journaled.committed();
             await journaled.durable;
-          } else await this.store.root.flushed;
+          } else await this.store.durable();
           this.hooks.committed();
         } catch (err) {
           for (const op of taken) op.reject(err as Error);

@@ -826,7 +826,7 @@ export class Ledger extends LedgerReads {
     const state = readJournalState(dir, this.store);
     const result = await replayJournal(this, state.pending);
     await this.idle();
-    await this.store.root.flushed;
+    await this.store.durable();
     removeJournalFiles(dir, state.files);
     let error: string | undefined;
     try {

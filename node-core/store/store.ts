@@ -1,3 +1,5 @@
+import { closeSync, fdatasync, openSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { parseJson } from '../protocol/json.ts';
 import { isFull, StoreFullError } from './errors.ts';
@@ -15,6 +17,14 @@ export interface StoreOptions {
   path: string;
   /** Initial map size in bytes; LMDB grows it as needed. */
   mapSize?: number;
+  /**
+   * The ledger's block groups are made durable by its write-ahead journal (ledger/block-journal.ts):
+   * LMDB then syncs each commit's data pages but not its meta page, and without lmdb-js's overlapping
+   * sync (a commit waited ~0.9 ms for the previous one's syncs, ~0.5 ms this way). A crash keeps the
+   * store consistent and may undo the last commit, which the journal replays; every other write
+   * waits for `durable()`, a full sync.
+   */
+  journaled?: boolean;
 }
 
 /**
@@ -117,9 +127,12 @@ export class Store {
 
   /** See flushWaiters. */
   private unflushed = 0;
+  /** LMDB's data file, open for `durable()` when the store is journaled (StoreOptions.journaled). */
+  private dataFile: number | undefined;
 
-  private constructor(root: RootDatabase) {
+  private constructor(root: RootDatabase, dataFile: number | undefined) {
     this.root = root;
+    this.dataFile = dataFile;
     const text = <K extends string | number>(name: string) =>
       root.openDB<string, K>(name, { encoding: 'string' });
     const bin = (name: string) =>
@@ -168,8 +181,22 @@ export class Store {
       // event turn adds nothing; and its batch keeps a promise of its own that, when a commit fails
       // (a full disk), rejects with no handler and would end the process.
       eventTurnBatching: false,
+      ...(opts.journaled === true ? { overlappingSync: false, noMetaSync: true } : {}),
     });
-    return new Store(root);
+    // A path with an extension is LMDB's data file itself; otherwise a directory holding data.mdb.
+    const dataPath = statSync(opts.path).isDirectory() ? join(opts.path, 'data.mdb') : opts.path;
+    return new Store(root, opts.journaled === true ? openSync(dataPath, 'r') : undefined);
+  }
+
+  /** Resolves once everything committed so far is on disk (meta page included). */
+  durable(): Promise<unknown> {
+    if (this.dataFile === undefined) return this.root.flushed;
+    // The commits so far have written their pages (meta page included) to the file: one fdatasync
+    // of it, through a descriptor of our own, puts them all on disk.
+    const fd = this.dataFile;
+    return new Promise<void>((resolve, reject) => {
+      fdatasync(fd, (err) => (err ? reject(err) : resolve()));
+    });
   }
 
   /**
@@ -185,7 +212,7 @@ export class Store {
         counted = true;
         return fn();
       });
-      await this.root.flushed;
+      await this.durable();
       return result;
     } finally {
       if (counted) this.unflushed -= 1;
@@ -231,7 +258,11 @@ export class Store {
   }
 
   async close(): Promise<void> {
-    await this.root.flushed;
+    await this.durable();
     await this.root.close();
+    // Closed once: a later durable() (a second stop) has nothing left to sync.
+    const fd = this.dataFile;
+    this.dataFile = undefined;
+    if (fd !== undefined) closeSync(fd);
   }
 }
