@@ -1135,6 +1135,7 @@ export class LedgerNode {
           pubKey: this.nodeKey.pub_key,
           sign: (m) => signBytesNode(m, hexToBytes(this.nodeKey.seed_hex)),
         },
+        verifier: this.verifyPool,
       },
       {
         onBlock: (block) => this.blockFromPeer(block),

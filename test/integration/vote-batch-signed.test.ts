@@ -2,6 +2,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Wallet } from '../../node-core/client/wallet.ts';
 import { TOPICS } from '../../node-core/net/gossip.ts';
+import { hexToBytes } from '../../node-core/protocol/hex.ts';
+import { signBytes } from '../../node-core/protocol/keys.ts';
+import { signVote } from '../../node-core/protocol/vote.ts';
+import { encodeSignedVoteBatch } from '../../node-core/protocol/vote-batch.ts';
+import { gossipPeer } from '../helpers/gossip-peer.ts';
 import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 import { finalizedOn, listenAddr, P2P, peerCount, threeNodes } from '../helpers/p2p.ts';
 
@@ -120,5 +125,68 @@ describe('batch-signed votes between three real nodes', () => {
     expect(after.signedVotes!.batches).toBe(before.signedVotes!.batches);
     expect(after.signedVotes!.fallback).toBeGreaterThan(before.signedVotes!.fallback);
     expect(after.votes.batches).toBeGreaterThan(before.votes.batches);
+  }, 120_000);
+
+  it("a vote whose own signature is bad is not passed on to a node without the format, its batch's good votes are", async () => {
+    // a - b - c with c not taking the format, and a bare peer on b that sends a batch under a's key
+    // (only a's key could sign one) in which one vote carries a bad single signature.
+    const a = await startTestNode({ ...P2P, p2pMaxInbound: 1 });
+    started.push(a);
+    const genesisDir = join(a.dataDir, 'genesis');
+    const b = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(a)] });
+    started.push(b);
+    const c = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(b)] });
+    started.push(c);
+    c.node.p2p!.leaveSignedVoteBatches();
+    await waitFor(async () => (await peerCount(b)) === 2, 15_000, 'a - b - c connected');
+    const peer = await gossipPeer(b, 3);
+    try {
+      await waitFor(
+        () => Promise.resolve(!b.node.p2p!.allSubscribe(TOPICS.signedVoteBatches)),
+        10_000,
+        "c's unsubscription seen by b",
+      );
+      const seed = hexToBytes(a.node.nodeKey.seed_hex);
+      const rnd = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex');
+      const vote = (hash: string) =>
+        signVote(
+          {
+            rep_pub_key: a.node.nodeKey.pub_key,
+            block_hash: hash,
+            account: rnd(),
+            previous: '0',
+            timestamp: b.node.now(),
+            final: true,
+          },
+          seed,
+        );
+      const good = vote(rnd());
+      const bad = { ...vote(rnd()), signature: '11'.repeat(64) };
+      const batch = encodeSignedVoteBatch(a.node.nodeKey.pub_key, 1n, [good, bad], (m) => signBytes(m, seed));
+      const relayed = () => {
+        const v = b.node.p2p!.gossipBatching.votes;
+        return v.singles + v.batched_items;
+      };
+      const before = relayed();
+      await peer.services.pubsub.publish(TOPICS.signedVoteBatches, batch);
+      const rep = a.node.nodeKey.address;
+      // b counts both (the batch signature holds); c gets the good one alone, singly signed.
+      await waitFor(
+        () => Promise.resolve(b.node.consensus.votersFor(bad.block_hash).includes(rep)),
+        10_000,
+        'b counted',
+      );
+      await waitFor(
+        () => Promise.resolve(c.node.consensus.votersFor(good.block_hash).includes(rep)),
+        10_000,
+        'c counted the good vote',
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      expect(c.node.consensus.votersFor(bad.block_hash)).toEqual([]);
+      // b passed on one vote, not the forged one (c would have refused it, and scored b down).
+      expect(relayed() - before).toBe(1);
+    } finally {
+      await peer.stop();
+    }
   }, 120_000);
 });
