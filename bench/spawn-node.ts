@@ -12,11 +12,15 @@ export interface SpawnedNode {
 
 const BIN = fileURLToPath(new URL('../bin/ledger-node.js', import.meta.url));
 /** The V8 flags the command's shebang gives node (`#!/usr/bin/env -S node --flag ...`): run as users run it. */
-const BIN_FLAGS = (
-  /^#!.*\bnode((?: --[^\s]+)*)\s*$/m.exec(readFileSync(BIN, 'utf8').split('\n')[0]!)?.[1] ?? ''
-)
-  .split(' ')
-  .filter(Boolean);
+const SHEBANG = readFileSync(BIN, 'utf8').split('\n')[0]!;
+const BIN_FLAGS = (/^#!.*\bnode((?: --[^\s]+)*)\s*$/m.exec(SHEBANG)?.[1] ?? '').split(' ').filter(Boolean);
+/** The variables the shebang sets (`env -S NAME=value node ...`); a caller's own setting wins (A/B runs). */
+const BIN_ENV = Object.fromEntries(
+  [...(/^#!\S*env -S (.*?)\bnode\b/.exec(SHEBANG)?.[1] ?? '').matchAll(/(\w+)=(\S+)/g)].map((m) => [
+    m[1]!,
+    m[2]!,
+  ]),
+);
 
 export function spawnNode(
   args: string[],
@@ -26,7 +30,7 @@ export function spawnNode(
   // `bin`: another checkout's command (bench startup's same-run comparison with an older version).
   const proc = spawn(process.execPath, [...BIN_FLAGS, opts.bin ?? BIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: opts.env ?? process.env,
+    env: { ...BIN_ENV, ...(opts.env ?? process.env) },
   });
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => {
