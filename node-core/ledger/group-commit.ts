@@ -14,6 +14,8 @@ export type Outcome = { value: unknown } | { error: LedgerError };
 export interface GroupCommitHooks<Op extends GroupOp> {
   /** Applies a whole group inside one write transaction, in arrival order. */
   apply(ops: Op[]): Outcome[];
+  /** The group's transaction committed (readers outside it now see it), in commit order; not durable yet. */
+  applied?(ops: Op[]): void;
   /**
    * Inside the transaction, after `apply`: journals the group (ledger/block-journal.ts) and returns
    * its handles, or undefined when the group is not journaled; then it is answered after LMDB's flush.
@@ -66,6 +68,7 @@ export class GroupCommit<Op extends GroupOp> {
     });
     const done: Promise<void> = committed.then(
       async (outcomes) => {
+        this.hooks.applied?.(taken);
         try {
           if (journaled !== undefined) {
             journaled.committed();
