@@ -398,8 +398,13 @@ describe('crash safety: SIGKILL while blocks stream in', () => {
     const workers = Array.from({ length: WORKERS }, worker);
     try {
       for (let k = 0; k < KILLS; k++) {
+        const ackedBefore = stats.acked;
         const wait = randInt(...KILL_AFTER);
         await sleep(wait);
+        // Each life of the node takes at least 100 blocks before it is killed (on a loaded machine
+        // the random wait alone left too few: 441 acknowledged over 5 kills), within 20 s.
+        const deadline = Date.now() + 20_000;
+        while (stats.acked - ackedBefore < 100 && Date.now() < deadline) await sleep(10);
         // Kill while blocks are on the wire.
         while (inFlight === 0) await sleep(1);
         const inFlightAtKill = inFlight;
