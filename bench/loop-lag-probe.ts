@@ -5,12 +5,18 @@
  * the delay percentiles since the last reset to BENCH_LAG_FILE, without blocking (a synchronous
  * write every 200 ms showed up in the node's profile); SIGUSR2 resets them (the bench sends it when
  * the phase it measures starts).
+ *
+ * Main thread only: NODE_OPTIONS preloads run in every worker thread too (the verify workers), and
+ * a worker's probe wrote the same file, so the figure read could be a verify worker's loop (blocked
+ * by design while it checks a batch) rather than the node's. It was, in the catch-up runs: a worker
+ * wrote last, and a p99 of 84 ms was reported while the main thread's own was 31 ms.
  */
 import { writeFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { isMainThread } from 'node:worker_threads';
 
 const file = process.env.BENCH_LAG_FILE;
-if (file) {
+if (file && isMainThread) {
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
   process.on('SIGUSR2', () => h.reset());
