@@ -1,8 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { delimiter, dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerNode } from '../../node-core/node.ts';
 import { agentRoutes } from '../../node-core/api/routes/agent.ts';
@@ -15,6 +13,7 @@ import { parseDifficulty } from '../../node-core/protocol/pow.ts';
 import { Store } from '../../node-core/store/store.ts';
 import { apiServerStarter } from '../helpers/api-server.ts';
 import { openChatEvents } from '../helpers/chat-kit.ts';
+import { type CliNode, kill9, quickNodeArgs, spawnCliNode } from '../helpers/cli-node.ts';
 import { Account, http, type Kit, kitOf, XE } from '../helpers/ledger-kit.ts';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.ts';
 
@@ -211,54 +210,8 @@ describe('audit log bound', () => {
 
 // ---- kill -9 -------------------------------------------------------------------------------------
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-
-/** The node as a child process (the pinned Node 22 runs the TypeScript sources), as crash.test.ts does. */
-async function startChild(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    'node',
-    [
-      join(ROOT, 'bin/ledger-node.js'),
-      '--data-dir',
-      dataDir,
-      '--api-port',
-      '0',
-      '--pow-difficulty',
-      '2',
-      '--rate-limit',
-      'off',
-      '--no-p2p',
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PATH: `${join(ROOT, 'node_modules/.bin')}${delimiter}${process.env.PATH ?? ''}`,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (l) => stderr.push(l));
-  const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(
-      () => fail(new Error(`node not ready:\n${stderr.slice(-10).join('\n')}`)),
-      30_000,
-    );
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /^ledger-node ready: API (http:\/\/\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        ok(m[1]!);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`node exited (${code}):\n${stderr.slice(-10).join('\n')}`));
-    });
-  });
-  return { child, url };
-}
+/** The node as a child process, as crash.test.ts runs it. */
+const startChild = (dataDir: string): Promise<CliNode> => spawnCliNode(quickNodeArgs(dataDir));
 
 describe('agent audit log and idempotency keys after kill -9', () => {
   const dataDir = tempDir('audit-kill-');
@@ -292,8 +245,7 @@ describe('agent audit log and idempotency keys after kill -9', () => {
     expect(ran.status).toBe(201);
     answered.push('POST /blocks/claim 201');
     // Killed the moment the last answer is read: nothing gets a chance to flush afterwards.
-    first.child.kill('SIGKILL');
-    await new Promise((r) => first.child.once('exit', r));
+    await kill9(first);
 
     const second = await startChild(dataDir);
     children.push(second.child);

@@ -1,9 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsPowSolver } from '../../node-core/client/wallet.ts';
 import { blockToJson, decodeBlock } from '../../node-core/protocol/block-json.ts';
@@ -12,6 +10,7 @@ import { signBlock } from '../../node-core/protocol/block-sign.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { type JsonValue, parseJson, stringifyJson } from '../../node-core/protocol/json.ts';
 import { type KeyPair, keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
+import { type CliNode, quickNodeArgs, spawnCliNode } from '../helpers/cli-node.ts';
 
 /**
  * Crash safety: a client streams valid blocks (claims, sends, receives, a few burns and mints) to a
@@ -21,7 +20,6 @@ import { type KeyPair, keyPairFromSeed, randomSeed } from '../../node-core/proto
  * end a replay of every chain must reproduce every balance, the pending set and the supply identity.
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const KILLS = 5;
 const ACCOUNTS = 16;
 const WORKERS = 8;
@@ -37,11 +35,7 @@ const randInt = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi 
 
 // ---- the node as a child process -------------------------------------------------------------------
 
-interface Instance {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+type Instance = CliNode;
 
 /** Error-level (50+) log lines of every instance, and each instance's start time. */
 const errorLogs: string[] = [];
@@ -50,66 +44,19 @@ const children: ChildProcess[] = [];
 
 async function startNode(dataDir: string): Promise<Instance> {
   const started = Date.now();
-  const child = spawn(
-    'node',
-    [
-      join(ROOT, 'bin/ledger-node.js'),
-      '--data-dir',
-      dataDir,
-      '--api-port',
-      '0',
-      '--pow-difficulty',
-      '2',
-      '--rate-limit',
-      'off',
-      '--no-p2p',
-    ],
-    {
-      cwd: ROOT,
-      // The pinned Node 22 (node_modules/.bin/node) runs the TypeScript sources.
-      env: {
-        ...process.env,
-        PATH: `${join(ROOT, 'node_modules/.bin')}${delimiter}${process.env.PATH ?? ''}`,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.push(child);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    child.once('exit', (code, signal) => r({ code, signal })),
-  );
-  const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    stderr.push(line);
-    try {
-      if ((JSON.parse(line) as { level?: number }).level! >= 50) errorLogs.push(line);
-    } catch {
-      errorLogs.push(line); // not a log record: a crash trace or a usage error
-    }
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`node not ready after ${READY_TIMEOUT_MS} ms`)),
-      READY_TIMEOUT_MS,
-    );
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /^ledger-node ready: API (http:\/\/\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1]!);
+  const node = await spawnCliNode(quickNodeArgs(dataDir), {
+    readyTimeoutMs: READY_TIMEOUT_MS,
+    onStderrLine: (line) => {
+      try {
+        if ((JSON.parse(line) as { level?: number }).level! >= 50) errorLogs.push(line);
+      } catch {
+        errorLogs.push(line); // not a log record: a crash trace or a usage error
       }
-    });
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new Error(
-          `node exited before ready (code ${code}, signal ${signal}):\n${stderr.slice(-20).join('\n')}`,
-        ),
-      );
-    });
+    },
   });
+  children.push(node.child);
   startTimes.push(Date.now() - started);
-  return { child, url, exited };
+  return node;
 }
 
 // ---- HTTP ------------------------------------------------------------------------------------------

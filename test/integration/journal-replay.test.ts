@@ -1,7 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, openSync, closeSync, rmSync, writeSync } from 'node:fs';
-import { delimiter, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeGroup } from '../../node-core/ledger/block-journal.ts';
@@ -11,6 +10,7 @@ import type { SignedBlock } from '../../node-core/ledger/rules/index.ts';
 import type { Block } from '../../node-core/protocol/block.ts';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
 import { Account, http, type Kit, submit } from '../helpers/ledger-kit.ts';
+import { type CliNode, kill9, quickNodeArgs, spawnCliNode } from '../helpers/cli-node.ts';
 import { tempDir } from '../helpers/node.ts';
 
 /**
@@ -21,76 +21,28 @@ import { tempDir } from '../helpers/node.ts';
  * before those blocks. A torn last frame (a crash mid-append) carries a block that must not appear.
  */
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const dataDir = tempDir('journal-replay-');
 const children: ChildProcess[] = [];
 
-interface Instance {
-  child: ChildProcess;
-  url: string;
+interface Instance extends CliNode {
   /** Info-level and above log records of this instance. */
   logs: Record<string, JsonValue>[];
 }
 
 async function startNode(journal: boolean): Promise<Instance> {
-  const child = spawn(
-    'node',
-    [
-      join(ROOT, 'bin/ledger-node.js'),
-      '--data-dir',
-      dataDir,
-      '--api-port',
-      '0',
-      '--pow-difficulty',
-      '2',
-      '--rate-limit',
-      'off',
-      '--no-p2p',
-      '--log-level',
-      'info',
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        LEDGER_NODE_JOURNAL: journal ? '1' : '0',
-        PATH: `${join(ROOT, 'node_modules/.bin')}${delimiter}${process.env.PATH ?? ''}`,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.push(child);
   const logs: Record<string, JsonValue>[] = [];
-  const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    stderr.push(line);
-    try {
-      logs.push(JSON.parse(line) as Record<string, JsonValue>);
-    } catch {
-      // not a log record
-    }
-  });
-  const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`node not ready:\n${stderr.join('\n')}`)), 30_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /^ledger-node ready: API (http:\/\/\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        ok(m[1]!);
+  const node = await spawnCliNode([...quickNodeArgs(dataDir), '--log-level', 'info'], {
+    env: { LEDGER_NODE_JOURNAL: journal ? '1' : '0' },
+    onStderrLine: (line) => {
+      try {
+        logs.push(JSON.parse(line) as Record<string, JsonValue>);
+      } catch {
+        // not a log record
       }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      fail(new Error(`node exited before ready (${code ?? signal}):\n${stderr.slice(-20).join('\n')}`));
-    });
+    },
   });
-  return { child, url, logs };
-}
-
-async function kill9(inst: Instance): Promise<void> {
-  const exited = new Promise((r) => inst.child.once('exit', r));
-  inst.child.kill('SIGKILL');
-  await exited;
+  children.push(node.child);
+  return { ...node, logs };
 }
 
 async function kitAt(url: string): Promise<Kit> {
