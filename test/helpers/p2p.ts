@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { Wallet } from '../../node-core/client/wallet.ts';
 import type { NodeOptions } from '../../node-core/node.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from './node.ts';
 
@@ -61,6 +62,40 @@ export async function threeNodes(): Promise<[TestNode, TestNode, TestNode]> {
     await Promise.all(started.map((t) => t.stop()));
     throw e;
   }
+}
+
+/**
+ * Three nodes in a line, a - b - c: a takes one inbound connection (b's), so c reaches a only
+ * through b. Resolves once b sees both and c sees b; the caller stops them (pushed to `started`).
+ */
+export async function lineOfThree(started: TestNode[]): Promise<[TestNode, TestNode, TestNode]> {
+  const a = await startTestNode({ ...P2P, p2pMaxInbound: 1 });
+  started.push(a);
+  const genesisDir = join(a.dataDir, 'genesis');
+  const b = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(a)] });
+  started.push(b);
+  const c = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(b)] });
+  started.push(c);
+  return [a, b, c];
+}
+
+/** Ten accounts at once on `t`: a claim and three sends each, so commits take several blocks together. */
+export async function burst(t: TestNode): Promise<string[]> {
+  const wallets: Wallet[] = await Promise.all(Array.from({ length: 10 }, () => t.wallet()));
+  const hashes: string[] = [];
+  await Promise.all(
+    wallets.map(async (w, i) => {
+      hashes.push((await w.claim(1_000_000n)).hash!);
+      for (let k = 0; k < 3; k++)
+        hashes.push((await w.send(wallets[(i + 1) % wallets.length]!.address, 1n)).hash!);
+    }),
+  );
+  return hashes;
+}
+
+/** Waits until every one of `hashes` is final on every node. */
+export async function finalEverywhere(hashes: string[], nodes: TestNode[]): Promise<void> {
+  for (const t of nodes) for (const h of hashes) await waitFor(() => finalizedOn(t, h), 20_000, `${h} final`);
 }
 
 /** Delegates `amount` of `t`'s treasury XE to `to`'s representative; returns that representative. */

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOPICS } from '../../node-core/net/gossip.ts';
-import type { Wallet } from '../../node-core/client/wallet.ts';
 import { type TestNode, waitFor } from '../helpers/node.ts';
-import { finalizedOn, threeNodes } from '../helpers/p2p.ts';
+import { burst, finalEverywhere, threeNodes } from '../helpers/p2p.ts';
 
 /**
  * Gossip batches (issue #18): blocks one commit accepts, and the votes it produces, travel as one
@@ -23,25 +22,6 @@ describe('gossip batches between three nodes', () => {
     await Promise.all([a?.stop(), b?.stop(), c?.stop()]);
   });
 
-  /** Ten accounts at once: a claim and three sends each, so commits take several blocks together. */
-  async function burst(): Promise<string[]> {
-    const wallets: Wallet[] = await Promise.all(Array.from({ length: 10 }, () => a.wallet()));
-    const hashes: string[] = [];
-    await Promise.all(
-      wallets.map(async (w, i) => {
-        hashes.push((await w.claim(1_000_000n)).hash!);
-        for (let k = 0; k < 3; k++)
-          hashes.push((await w.send(wallets[(i + 1) % wallets.length]!.address, 1n)).hash!);
-      }),
-    );
-    return hashes;
-  }
-
-  async function finalEverywhere(hashes: string[], nodes: TestNode[]): Promise<void> {
-    for (const t of nodes)
-      for (const h of hashes) await waitFor(() => finalizedOn(t, h), 20_000, `${h} final`);
-  }
-
   it('blocks and votes go out in batches, and every node finalizes every block', async () => {
     const host = a.node.p2p!;
     await waitFor(
@@ -49,7 +29,7 @@ describe('gossip batches between three nodes', () => {
       10_000,
       'peers subscribed to the batch topics',
     );
-    const hashes = await burst();
+    const hashes = await burst(a);
     await finalEverywhere(hashes, [a, b, c]);
     const sent = host.gossipBatching;
     expect(sent.blocks.batches).toBeGreaterThan(0);
@@ -67,7 +47,7 @@ describe('gossip batches between three nodes', () => {
       "c's unsubscription seen by a",
     );
     const before = structuredClone(host.gossipBatching);
-    const hashes = await burst();
+    const hashes = await burst(a);
     await finalEverywhere(hashes, [a, b, c]);
     const after = host.gossipBatching;
     expect(after.blocks.batches).toBe(before.blocks.batches);

@@ -1,14 +1,12 @@
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Wallet } from '../../node-core/client/wallet.ts';
 import { TOPICS } from '../../node-core/net/gossip.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { signBytes } from '../../node-core/protocol/keys.ts';
 import { signVote } from '../../node-core/protocol/vote.ts';
 import { encodeSignedVoteBatch } from '../../node-core/protocol/vote-batch.ts';
 import { gossipPeer } from '../helpers/gossip-peer.ts';
-import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
-import { finalizedOn, listenAddr, P2P, peerCount, threeNodes } from '../helpers/p2p.ts';
+import { type TestNode, waitFor } from '../helpers/node.ts';
+import { burst, finalEverywhere, lineOfThree, peerCount, threeNodes } from '../helpers/p2p.ts';
 
 /**
  * Batch-signed votes (protocol/vote-batch.ts, issue #18): a representative's votes of one commit go
@@ -16,24 +14,6 @@ import { finalizedOn, listenAddr, P2P, peerCount, threeNodes } from '../helpers/
  * votes arriving singly. A node that does not take the format (an older version) still gets every
  * vote with its own signature, also when it hears of them only through a node that took the batch.
  */
-
-/** Ten accounts at once on `t`: a claim and three sends each, so commits hold several blocks. */
-async function burst(t: TestNode): Promise<string[]> {
-  const wallets: Wallet[] = await Promise.all(Array.from({ length: 10 }, () => t.wallet()));
-  const hashes: string[] = [];
-  await Promise.all(
-    wallets.map(async (w, i) => {
-      hashes.push((await w.claim(1_000_000n)).hash!);
-      for (let k = 0; k < 3; k++)
-        hashes.push((await w.send(wallets[(i + 1) % wallets.length]!.address, 1n)).hash!);
-    }),
-  );
-  return hashes;
-}
-
-async function finalEverywhere(hashes: string[], nodes: TestNode[]): Promise<void> {
-  for (const t of nodes) for (const h of hashes) await waitFor(() => finalizedOn(t, h), 20_000, `${h} final`);
-}
 
 describe('batch-signed votes between three real nodes', () => {
   const started: TestNode[] = [];
@@ -70,14 +50,7 @@ describe('batch-signed votes between three real nodes', () => {
   }, 120_000);
 
   it('an older node behind a newer one (a - b - c, c without the format) finalizes every block', async () => {
-    // a takes one inbound connection (b's), so c reaches a only through b.
-    const a = await startTestNode({ ...P2P, p2pMaxInbound: 1 });
-    started.push(a);
-    const genesisDir = join(a.dataDir, 'genesis');
-    const b = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(a)] });
-    started.push(b);
-    const c = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(b)] });
-    started.push(c);
+    const [a, b, c] = await lineOfThree(started);
     c.node.p2p!.leaveSignedVoteBatches();
     await waitFor(
       async () => (await peerCount(b)) === 2 && (await peerCount(c)) >= 1,
@@ -130,13 +103,7 @@ describe('batch-signed votes between three real nodes', () => {
   it("a vote whose own signature is bad is not passed on to a node without the format, its batch's good votes are", async () => {
     // a - b - c with c not taking the format, and a bare peer on b that sends a batch under a's key
     // (only a's key could sign one) in which one vote carries a bad single signature.
-    const a = await startTestNode({ ...P2P, p2pMaxInbound: 1 });
-    started.push(a);
-    const genesisDir = join(a.dataDir, 'genesis');
-    const b = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(a)] });
-    started.push(b);
-    const c = await startTestNode({ ...P2P, genesisDir, dial: [await listenAddr(b)] });
-    started.push(c);
+    const [a, b, c] = await lineOfThree(started);
     c.node.p2p!.leaveSignedVoteBatches();
     await waitFor(async () => (await peerCount(b)) === 2, 15_000, 'a - b - c connected');
     const peer = await gossipPeer(b, 3);
