@@ -168,6 +168,10 @@ describe('provider automation (component, injected ledger)', () => {
       10_000,
       'the VM of the lease inside the policy',
     );
+    // The VM runs before its accept is written: cancelled in between, the injected write (which,
+    // unlike the ledger, takes an accept of any lease) would set the lease back to accepted and the
+    // VM would rightly stay. A CI run on a loaded machine hit that window.
+    await waitFor(() => leases.get(ok.lease_hash)!.state === 'accepted', 10_000, 'the accept');
     expect(p.vm(short.lease_hash)).toBeUndefined();
     const handle = p.vm(ok.lease_hash)!.handle!;
     leases.set(ok.lease_hash, { ...leases.get(ok.lease_hash)!, state: 'cancelled' });
