@@ -40,10 +40,10 @@ import {
   TOPICS,
 } from './gossip.ts';
 import { decodeSignedVoteBatch, type SignedVoteBatch } from '../protocol/vote-batch.ts';
-import { verifyVote, voteMessage } from '../protocol/vote.ts';
-import { hexToBytes } from '../protocol/hex.ts';
+import { verifyVote } from '../protocol/vote.ts';
 import { verifyBytesNode } from '../fastpath/ed25519.ts';
 import { VoteBatchSigner } from './vote-batch-signer.ts';
+import { voteCheckBytes } from './vote-intake.ts';
 import { decodeRegistration, encodeRegistration } from './directory.ts';
 import { GossipBatcher } from './gossip-batcher.ts';
 import { NetError } from './errors.ts';
@@ -729,13 +729,8 @@ export class P2PHost {
   private checkVote(v: Vote & { signature: string }): Promise<boolean> {
     const pool = this.opts.verifier;
     if (!pool) return Promise.resolve(verifyVote(v, verifyBytesNode));
-    try {
-      return pool
-        .verify(hexToBytes(v.signature, 64), voteMessage(v), hexToBytes(v.rep_pub_key, 32))
-        .catch(() => false);
-    } catch {
-      return Promise.resolve(false);
-    }
+    const b = voteCheckBytes(v);
+    return b ? pool.verify(b.sig, b.msg, b.pub).catch(() => false) : Promise.resolve(false);
   }
 
   /** Queued for this turn's batch (gossip-batcher.ts), or its own message where batches are not taken. */

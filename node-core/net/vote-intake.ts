@@ -25,6 +25,17 @@ export interface VoteIntakeDeps {
  */
 const SLICE_MS = 4;
 
+/** What a vote's own signature check takes, or undefined for a malformed vote. */
+export function voteCheckBytes(
+  v: SignedVote,
+): { sig: Uint8Array; msg: Uint8Array; pub: Uint8Array } | undefined {
+  try {
+    return { sig: hexToBytes(v.signature, 64), msg: voteMessage(v), pub: hexToBytes(v.rep_pub_key, 32) };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Many votes at once (a sync page's final votes, a gossiped batch): the signatures of the final
  * votes consensus will look at are checked in the verify pool first, all together, and recorded as
@@ -44,14 +55,9 @@ export async function countVotes(votes: SignedVote[], d: VoteIntakeDeps): Promis
       // Only final votes consensus will look at: a converge vote's budget (C-07) is charged as
       // consensus counts it, so converge votes are checked there, after the budget, as ever.
       if (!v.final || d.consensus.worthChecking?.(v) === false) continue;
-      let sig: Uint8Array, msg: Uint8Array, pub: Uint8Array;
-      try {
-        sig = hexToBytes(v.signature, 64);
-        msg = voteMessage(v);
-        pub = hexToBytes(v.rep_pub_key, 32);
-      } catch {
-        continue; // malformed: consensus refuses it on its own
-      }
+      const bytes = voteCheckBytes(v);
+      if (bytes === undefined) continue; // malformed: consensus refuses it on its own
+      const { sig, msg, pub } = bytes;
       checks.push(
         verifier.verify(sig, msg, pub).then((ok) => {
           if (ok) preverified.add(sig, msg, pub);

@@ -183,9 +183,7 @@ export class Store {
       eventTurnBatching: false,
       ...(opts.journaled === true ? { overlappingSync: false, noMetaSync: true } : {}),
     });
-    // A path with an extension is LMDB's data file itself; otherwise a directory holding data.mdb.
-    const dataPath = statSync(opts.path).isDirectory() ? join(opts.path, 'data.mdb') : opts.path;
-    return new Store(root, opts.journaled === true ? openSync(dataPath, 'r') : undefined);
+    return new Store(root, opts.journaled === true ? openSync(dataFilePath(opts.path), 'r') : undefined);
   }
 
   /** Resolves once everything committed so far is on disk (meta page included). */
@@ -265,4 +263,9 @@ export class Store {
     this.dataFile = undefined;
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** LMDB's data file: the path itself when it names a file, else data.mdb in that directory. */
+function dataFilePath(path: string): string {
+  return statSync(path).isDirectory() ? join(path, 'data.mdb') : path;
 }
