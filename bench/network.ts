@@ -42,6 +42,20 @@ function fmtSplit(c: CpuSplit): string {
   return `${c.total.toFixed(0)} µs (main ${c.main.toFixed(0)}, pool ${c.pool.toFixed(0)}, other ${c.other.toFixed(0)})`;
 }
 
+/** CPU µs per block by thread name (V8's helpers, verify workers, libuv's pool), busiest first. */
+function threadNames(pid: number, before: ReturnType<typeof threadCpu>, blocks: number): string {
+  const by = new Map<string, number>();
+  for (const [tid, t] of threadCpu(pid)) {
+    const name = tid === String(pid) ? 'main' : `${t.name}+${Number(tid) - pid}`;
+    by.set(name, (by.get(name) ?? 0) + ((t.seconds - (before.get(tid)?.seconds ?? 0)) / blocks) * 1e6);
+  }
+  return [...by]
+    .filter(([, us]) => us >= 1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+    .join(', ');
+}
+
 /** 16 clients' streams: each its accounts' chains (a claim, then sends), one after another. */
 function workload(networkId: string, t0: bigint): string[][] {
   return Array.from({ length: CLIENTS }, (_, c) =>
@@ -177,6 +191,7 @@ export default async function benchNetwork(log: (line: string) => void): Promise
       `gossip CPU per block: A ${fmtSplit(cpu[0]!)} (takes the submissions); B ${fmtSplit(cpu[1]!)}; C ${fmtSplit(cpu[2]!)}; client ${clientUs.toFixed(0)} µs`,
     );
     if (process.env.BENCH_DEBUG) {
+      nodes.forEach((n, i) => log(`debug threads ${'ABC'[i]}: ${threadNames(n.proc.pid!, cpu0[i]!, total)}`));
       for (const n of nodes) {
         const info = await json<Record<string, unknown>>(`${n.url}/node`);
         log(

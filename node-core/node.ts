@@ -95,7 +95,7 @@ import { type PerformanceCertificate, verifyCertificateContent } from './protoco
 import type { Attestation } from './protocol/block.ts';
 import { hexToBytes } from './protocol/hex.ts';
 import { parseJson, stringifyJson } from './protocol/json.ts';
-import { addressFromPublicKey, generateKeyPair, type KeyPair } from './protocol/keys.ts';
+import { addressFromPublicKey, type KeyPair, randomSeed } from './protocol/keys.ts';
 import { loadPowKernelSync } from './protocol/pow-wasm.ts';
 import { StateChain } from './statechain/statechain.ts';
 import { Store } from './store/store.ts';
@@ -590,7 +590,9 @@ export class LedgerNode {
       if (!/^[0-9a-f]{64}$/.test(hex)) throw new NodeStartError(`${path} does not hold a 64-hex seed`);
       return keyPairFromSeedNode(hexToBytes(hex));
     }
-    const kp = generateKeyPair();
+    // node:crypto's key derivation: the isomorphic one builds a 25 ms table of base-point multiples
+    // that would stay in the heap for this one key.
+    const kp = keyPairFromSeedNode(randomSeed());
     writeFileAtomic(path, `${kp.seed_hex}\n`, 0o600);
     return kp;
   }

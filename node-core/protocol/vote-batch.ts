@@ -114,23 +114,21 @@ export function decodeSignedVoteBatch(bytes: Uint8Array): SignedVoteBatch {
     throw new ProtocolError('ERR_LENGTH', `a vote batch holds 1 to ${MAX_SIGNED_BATCH_VOTES} votes`, 'n');
   if (bytes.length !== HEADER + n * ENTRY + SIG)
     throw new ProtocolError('ERR_LENGTH', `${n} votes need ${HEADER + n * ENTRY + SIG} bytes`);
-  const key = bytes.subarray(1, 33);
-  const repPubKey = bytesToHex(key);
+  const repPubKey = bytesToHex(bytes.subarray(1, 33));
   let weight = 0n;
   for (let i = 33; i < 49; i++) weight = (weight << 8n) | BigInt(bytes[i]!);
   const votes: SignedVote[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < n; i++) {
     const at = HEADER + i * ENTRY;
-    const field = `votes[${i}]`;
-    if (bytes[at] !== 0x02) throw new ProtocolError('ERR_FIELD_RANGE', 'not a vote (0x02)', field);
-    if (!Buffer.from(key).equals(bytes.subarray(at + 1, at + 33)))
-      throw new ProtocolError('ERR_FIELD_RANGE', 'not the batch key', `${field}.rep_pub_key`);
+    if (bytes[at] !== 0x02) throw new ProtocolError('ERR_FIELD_RANGE', 'not a vote (0x02)', `votes[${i}]`);
+    if (!sameBytes(bytes, 1, at + 1, 32))
+      throw new ProtocolError('ERR_FIELD_RANGE', 'not the batch key', `votes[${i}].rep_pub_key`);
     const flag = bytes[at + 137]!;
-    if (flag > 1) throw new ProtocolError('ERR_FIELD_RANGE', 'final flag is 0 or 1', `${field}.final`);
+    if (flag > 1) throw new ProtocolError('ERR_FIELD_RANGE', 'final flag is 0 or 1', `votes[${i}].final`);
     const blockHash = bytesToHex(bytes.subarray(at + 33, at + 65));
     const id = `${blockHash}:${flag}`;
-    if (seen.has(id)) throw new ProtocolError('ERR_DUPLICATE', 'the same vote twice', field);
+    if (seen.has(id)) throw new ProtocolError('ERR_DUPLICATE', 'the same vote twice', `votes[${i}]`);
     seen.add(id);
     const prev = bytes.subarray(at + 97, at + 129);
     votes.push({
@@ -152,6 +150,12 @@ export function decodeSignedVoteBatch(bytes: Uint8Array): SignedVoteBatch {
     message: voteBatchMessage(bytes.subarray(0, bodyEnd)),
     signature: bytes.slice(bodyEnd),
   };
+}
+
+/** True when `bytes` holds the same `length` bytes at `a` and at `b` (no copy: this is isomorphic). */
+function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
+  return true;
 }
 
 /** True when the batch signature is the representative's over the batch's domain-separated hash. */

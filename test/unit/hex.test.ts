@@ -39,4 +39,17 @@ describe('hex', () => {
     expect([...out.subarray(0, 4), ...out.subarray(36)]).toEqual(new Array(8).fill(0xee));
     expect(bytesToHex(out.subarray(4, 36))).toBe(hex);
   });
+
+  it('bytesToHex gives the lowercase hex of any length and any view, past its 4 KB scratch too', () => {
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const want = Array.from(all, (b) => b.toString(16).padStart(2, '0')).join('');
+    expect(bytesToHex(all)).toBe(want);
+    for (const n of [0, 1, 32, 4095, 4096, 4097, 9000]) {
+      const bytes = Uint8Array.from({ length: n + 3 }, (_, i) => (i * 37 + 11) & 0xff);
+      const view = bytes.subarray(3);
+      expect(bytesToHex(view)).toBe(Buffer.from(view).toString('hex'));
+    }
+    // A long input does not disturb the next short one (the scratch is reused).
+    expect(bytesToHex(Uint8Array.of(0xab, 0x01))).toBe('ab01');
+  });
 });
