@@ -259,7 +259,7 @@ export class Consensus {
     // One slot per representative and position: a final vote never moves, a newer converge one does.
     if (!this.book.record(v, rep, position)) return 'ignore';
     const b = onChain;
-    const written = b && (this.ledger.getAccount(b.block.account)?.final_height ?? 0) >= b.height;
+    const written = b && this.ledger.finalHeightOf(b.block.account) >= b.height;
     if (b && !written && this.running) this.drive(b.block.account);
     else if (!b && this.running) this.considerStaged(v.block_hash);
     // A re-affirmed vote (fresher copy of one already counted) is relayed for nodes that missed it.
@@ -318,10 +318,10 @@ export class Consensus {
    * #18); any other block goes through the block cache as before.
    */
   private heightOnChain(account: string, hash: string): number | undefined {
-    const acct = this.ledger.getAccount(account);
+    const acct = this.ledger.accountHead(account);
     if (!acct) return undefined;
     if (acct.frontier === hash) return acct.height;
-    if (acct.height > 1 && this.ledger.hashAt(account, acct.height - 1) === hash) return acct.height - 1;
+    if (acct.height > 1 && this.ledger.hashIsAt(account, acct.height - 1, hash)) return acct.height - 1;
     const parent = this.blocks.get(hash);
     return parent && parent.block.account === account ? parent.height : undefined;
   }
@@ -596,6 +596,7 @@ export class Consensus {
   private onCommitted(batch: CommittedBlock[]): void {
     this.weightsCache = undefined;
     if (!this.running) return;
+    for (const c of batch) this.blocks.remember(c.block, c.height);
     const finalized = batch.filter((c) => c.finalized);
     if (finalized.length > 0) {
       this.stats.finality_advances += finalized.length;
@@ -625,7 +626,7 @@ export class Consensus {
 
   private finalHeight(account: string): number {
     const d = this.decided.get(account);
-    const f = this.ledger.getAccount(account)?.final_height ?? 0;
+    const f = this.ledger.finalHeightOf(account);
     return d !== undefined && d > f ? d : f;
   }
 
@@ -634,10 +635,9 @@ export class Consensus {
    * final, deciding each one whose final votes reach quorum.
    */
   private drive(account: string): void {
-    const acct = this.ledger.getAccount(account);
-    if (!acct) return;
+    const height = this.ledger.heightOf(account);
     let h = this.finalHeight(account) + 1;
-    while (h <= acct.height) {
+    while (h <= height) {
       const hash = this.ledger.hashAt(account, h);
       if (hash === undefined) return;
       const block = this.blocks.onChain(hash, account, h)?.block;

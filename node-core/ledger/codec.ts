@@ -1,5 +1,5 @@
-import { type Block, decodeCanonical, encodeCanonical } from '../protocol/block.ts';
-import { bytesToHex, hexToBytes } from '../protocol/hex.ts';
+import { type Block, BLOCK_TYPE_BYTES, decodeCanonical, encodeCanonical } from '../protocol/block.ts';
+import { bytesToHex, hexToBytes, writeHex } from '../protocol/hex.ts';
 import { parseJson, stringifyJson } from '../protocol/json.ts';
 import type { Keyset } from '../protocol/keys.ts';
 import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
@@ -124,18 +124,22 @@ const ACCT_RECORD = 0x00;
 const ACCT_CHAIN = 0x01;
 const ACCT_PENDING = 0x02;
 
+// Keys are built in place (writeHex, no intermediate array): consensus builds several per vote.
 export function accountKey(address: string): Uint8Array {
   const k = new Uint8Array(33);
-  k.set(hexToBytes(address, 32));
+  writeHex(k, 0, address, 32);
   k[32] = ACCT_RECORD;
   return k;
 }
 
 export function chainKey(address: string, height: number): Uint8Array {
   const k = new Uint8Array(37);
-  k.set(hexToBytes(address, 32));
+  writeHex(k, 0, address, 32);
   k[32] = ACCT_CHAIN;
-  new DataView(k.buffer).setUint32(33, height);
+  k[33] = height >>> 24;
+  k[34] = (height >>> 16) & 0xff;
+  k[35] = (height >>> 8) & 0xff;
+  k[36] = height & 0xff;
   return k;
 }
 
@@ -256,6 +260,45 @@ export function blockRecordHeight(bytes: Uint8Array): number {
   return new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0);
 }
 
+/**
+ * Offsets into a stored block record: u32 height, 32-byte hash, u32 length, then the canonical bytes
+ * (protocol/block.ts: version, type, 8-byte asset, account, previous, u64 balance, ...).
+ */
+const REC_HASH = 4;
+const REC_CANONICAL = 4 + 32 + 4;
+
+/** The account of a stored block (its canonical bytes' account field) without decoding the rest. */
+export function blockRecordAccountBytes(bytes: Uint8Array): Uint8Array {
+  return bytes.subarray(REC_CANONICAL + 10, REC_CANONICAL + 42);
+}
+
+/** What finalizing a block reads of it (ledger.applyFinalize). */
+export interface BlockFinalFacts {
+  /** A `lease_settle`: its credit (LedgerReads.creditOf) needs the whole block. */
+  settle: boolean;
+  asset: string;
+  balance: bigint;
+  previous: string;
+  hash: string;
+}
+
+/**
+ * The fields finalization needs from a stored block, read from their fixed places in its canonical
+ * bytes: decoding whole blocks to finalize them made ~450 MB of garbage in a 30,000-block catch-up.
+ */
+export function blockRecordFinalFacts(bytes: Uint8Array): BlockFinalFacts {
+  const c = REC_CANONICAL;
+  let assetEnd = c + 10;
+  while (assetEnd > c + 2 && bytes[assetEnd - 1] === 0) assetEnd--;
+  return {
+    settle: bytes[c + 1] === BLOCK_TYPE_BYTES.lease_settle,
+    asset: UTF8.decode(bytes.subarray(c + 2, assetEnd)),
+    balance: new DataView(bytes.buffer, bytes.byteOffset + c + 74, 8).getBigUint64(0),
+    previous: bytesToHex(bytes.subarray(c + 42, c + 74)),
+    hash: bytesToHex(bytes.subarray(REC_HASH, REC_HASH + 32)),
+  };
+}
+
 function writeBalances(w: Writer, b: Record<string, bigint>): void {
   const entries = Object.entries(b);
   w.u8(entries.length);
@@ -309,6 +352,57 @@ export function encodeAccount(a: AccountRecord): Uint8Array {
     for (const [t, v] of a.claims) w.u64(t).u64(v);
   }
   return w.done();
+}
+
+/**
+ * An account record's fixed prefix: u32 height, u32 final height, the 32-byte frontier. Most readers
+ * (consensus counting a vote, the block's finality flag, sync's frontier comparison) need only
+ * these; decoding the whole record (balances, keys, claims) made ~640 MB of garbage in a
+ * 30,000-block catch-up (issue #18, target 6).
+ */
+const HEX_CODES = new Uint8Array(256 * 2);
+for (let i = 0; i < 256; i++) {
+  const h = i.toString(16).padStart(2, '0');
+  HEX_CODES[2 * i] = h.charCodeAt(0);
+  HEX_CODES[2 * i + 1] = h.charCodeAt(1);
+}
+
+/** True when `hex` is exactly the lowercase hex of `bytes`, without making a string of them. */
+export function bytesEqualHex(bytes: Uint8Array, hex: string): boolean {
+  if (hex.length !== 2 * bytes.length) return false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (hex.charCodeAt(2 * i) !== HEX_CODES[2 * b] || hex.charCodeAt(2 * i + 1) !== HEX_CODES[2 * b + 1])
+      return false;
+  }
+  return true;
+}
+
+export function recordHeight(bytes: Uint8Array): number {
+  return ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+}
+
+export function recordFinalHeight(bytes: Uint8Array): number {
+  return ((bytes[4]! << 24) | (bytes[5]! << 16) | (bytes[6]! << 8) | bytes[7]!) >>> 0;
+}
+
+export function recordFrontier(bytes: Uint8Array): string {
+  return bytesToHex(bytes.subarray(8, 40));
+}
+
+/** What an account record's prefix holds (see recordHeight). */
+export interface AccountHead {
+  height: number;
+  final_height: number;
+  frontier: string;
+}
+
+export function decodeAccountHead(bytes: Uint8Array): AccountHead {
+  return {
+    height: recordHeight(bytes),
+    final_height: recordFinalHeight(bytes),
+    frontier: recordFrontier(bytes),
+  };
 }
 
 export function decodeAccount(bytes: Uint8Array): AccountRecord {

@@ -996,9 +996,10 @@ export class Ledger extends LedgerReads {
       if (to <= acct.final_height) continue;
       const fb = { ...acct.final_balances };
       for (let h = acct.final_height + 1; h <= to; h++) {
-        const b = this.blockAt(account, h)!.block;
+        // The few fields read here, not the whole block (decoding each was a catch-up's garbage).
+        const b = this.finalFactsAt(account, h)!;
         fb[b.asset] = b.balance;
-        const credit = this.creditOf(b);
+        const credit = b.settle ? this.creditOf(this.blockAt(account, h)!.block) : undefined;
         if (credit) fb[credit.asset] = (fb[credit.asset] ?? 0n) + credit.amount;
         // A position final with its on-chain block settles any conflict there (the siblings lost)
         // and needs its commit-lock no more.

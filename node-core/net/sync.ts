@@ -224,7 +224,7 @@ export class Syncer {
       );
       for (const e of page.entries) {
         if (!isHex(e.account, 32) || !Number.isSafeInteger(e.height) || e.height < 1) continue;
-        const mine = ledger.getAccount(e.account);
+        const mine = ledger.accountHead(e.account);
         if (!mine) {
           needs.push({ account: e.account, from: 1, to: e.height });
           continue;
@@ -290,7 +290,7 @@ export class Syncer {
     await ledger.idle();
     const wanted: string[] = [];
     for (const account of ledger.unfinalizedAccounts()) {
-      const a = ledger.getAccount(account);
+      const a = ledger.accountHead(account);
       for (let h = (a?.final_height ?? 0) + 1; a && h <= a.height && wanted.length < 50_000; h++) {
         const hash = ledger.hashAt(account, h);
         if (hash) wanted.push(hash);
@@ -343,7 +343,7 @@ export class Syncer {
     const { host, ledger } = this.d;
     let first = true;
     for (const p of host.peers()) {
-      const open = first && fresh ? [...hashes] : hashes.filter((h) => !ledger.getBlock(h)?.finalized);
+      const open = first && fresh ? [...hashes] : hashes.filter((h) => !ledger.isFinal(h));
       first = false;
       if (withConflicts)
         for (const c of ledger.listConflicts())

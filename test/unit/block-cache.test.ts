@@ -22,6 +22,7 @@ function fakeChain() {
       return blocks.get(h);
     },
     hashAt: (a, h) => chain.get(`${a}:${h}`),
+    hashIsAt: (a, h, hash) => chain.get(`${a}:${h}`) === hash,
   };
   return { put, remove, source, reads: () => reads };
 }
@@ -50,6 +51,23 @@ describe('consensus block cache', () => {
     // Re-applied later at another height: read afresh, not the old height.
     c.put('loser', 'acct', 3);
     expect(cache.get('loser')?.height).toBe(3);
+  });
+
+  it('serves a block remembered at its commit without reading it, until a rollback takes it off', () => {
+    const c = fakeChain();
+    c.put('b1', 'acct', 1);
+    const cache = new BlockCache(c.source);
+    const block = { hash: 'b1', account: 'acct' } as unknown as SignedBlock;
+    cache.remember(block, 1);
+    expect(cache.onChain('b1', 'acct', 1)?.block).toBe(block);
+    expect(cache.get('b1')?.block).toBe(block);
+    expect(c.reads()).toBe(0);
+    // Rolled back and another block put there: the remembered one is not served.
+    c.remove('b1');
+    c.put('b2', 'acct', 1);
+    expect(cache.get('b1')).toBeUndefined();
+    expect(cache.onChain('b2', 'acct', 1)?.block.hash).toBe('b2');
+    expect(c.reads()).toBe(2);
   });
 
   it('an unknown hash is not remembered as absent', () => {
