@@ -489,7 +489,7 @@ export class P2PHost {
       if (!this.verified.has(from) || !this.handlers.onVoteBatch) return TopicValidatorResult.Ignore;
       let batch: SignedVoteBatch;
       try {
-        batch = decodeSignedVoteBatch(msg.data);
+        batch = decodeSignedVoteBatch(msg.data, sha256Node);
       } catch {
         return TopicValidatorResult.Reject; // malformed, oversized, a foreign key or a vote twice
       }

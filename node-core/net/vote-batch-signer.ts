@@ -1,4 +1,5 @@
 import type { Vote } from '../protocol/vote.ts';
+import { sha256Node } from '../fastpath/block-hash.ts';
 import { encodeSignedVoteBatch, MAX_SIGNED_BATCH_VOTES } from '../protocol/vote-batch.ts';
 
 type SignedVote = Vote & { signature: string };
@@ -60,7 +61,7 @@ export class VoteBatchSigner {
     let weight = items[0]!.weight;
     let ids = new Set<string>();
     const send = () => {
-      this.outlet.publish(encodeSignedVoteBatch(this.repPubKey, weight, chunk, this.sign));
+      this.outlet.publish(encodeSignedVoteBatch(this.repPubKey, weight, chunk, this.sign, sha256Node));
       this.sent.batches += 1;
       this.sent.batched_votes += chunk.length;
       chunk = [];

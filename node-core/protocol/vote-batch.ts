@@ -51,11 +51,17 @@ export interface SignedVoteBatch {
   signature: Uint8Array;
 }
 
-/** The 48 bytes a batch signature signs: the domain tag, then SHA-256 of the batch before its signature. */
-export function voteBatchMessage(body: Uint8Array): Uint8Array {
+/** SHA-256 of some bytes: the isomorphic one by default; the node passes node:crypto's (fastpath). */
+export type Sha256 = (bytes: Uint8Array) => Uint8Array;
+
+/**
+ * The 48 bytes a batch signature signs: the domain tag, then SHA-256 of the batch before its
+ * signature. `digest` must be SHA-256 (the node's native one hashes a 3 KB batch ~10x faster).
+ */
+export function voteBatchMessage(body: Uint8Array, digest: Sha256 = sha256): Uint8Array {
   const out = new Uint8Array(VOTE_BATCH_DOMAIN.length + 32);
   out.set(VOTE_BATCH_DOMAIN, 0);
-  out.set(sha256(body), VOTE_BATCH_DOMAIN.length);
+  out.set(digest(body), VOTE_BATCH_DOMAIN.length);
   return out;
 }
 
@@ -69,6 +75,7 @@ export function encodeSignedVoteBatch(
   weight: bigint,
   votes: SignedVote[],
   sign: (message: Uint8Array) => Uint8Array,
+  digest: Sha256 = sha256,
 ): Uint8Array {
   if (votes.length < 1 || votes.length > MAX_SIGNED_BATCH_VOTES)
     throw new ProtocolError('ERR_LENGTH', `a vote batch holds 1 to ${MAX_SIGNED_BATCH_VOTES} votes`, 'votes');
@@ -95,7 +102,7 @@ export function encodeSignedVoteBatch(
     out.set(hexToBytes(v.signature, 64, `votes[${i}].signature`), at + VOTE_BYTES);
   });
   const bodyEnd = out.length - SIG;
-  out.set(sign(voteBatchMessage(out.subarray(0, bodyEnd))), bodyEnd);
+  out.set(sign(voteBatchMessage(out.subarray(0, bodyEnd), digest)), bodyEnd);
   return out;
 }
 
@@ -105,7 +112,7 @@ export function encodeSignedVoteBatch(
  * ERR_FIELD_RANGE, the same vote twice ERR_DUPLICATE). The batch signature is not checked here:
  * verifyVoteBatch, or the verify pool with `message` and `signature`.
  */
-export function decodeSignedVoteBatch(bytes: Uint8Array): SignedVoteBatch {
+export function decodeSignedVoteBatch(bytes: Uint8Array, digest: Sha256 = sha256): SignedVoteBatch {
   if (bytes.length > MAX_SIGNED_BATCH_BYTES) throw new ProtocolError('ERR_LENGTH', 'vote batch too large');
   if (bytes.length < HEADER + ENTRY + SIG) throw new ProtocolError('ERR_LENGTH', 'vote batch too short');
   if (bytes[0] !== VOTE_BATCH_TYPE) throw new ProtocolError('ERR_VERSION', 'not a vote batch (type 0x03)');
@@ -147,7 +154,7 @@ export function decodeSignedVoteBatch(bytes: Uint8Array): SignedVoteBatch {
     rep_pub_key: repPubKey,
     weight,
     votes,
-    message: voteBatchMessage(bytes.subarray(0, bodyEnd)),
+    message: voteBatchMessage(bytes.subarray(0, bodyEnd), digest),
     signature: bytes.slice(bodyEnd),
   };
 }

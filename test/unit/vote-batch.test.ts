@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sha256Node } from '../../node-core/fastpath/block-hash.ts';
 import { isProtocolError } from '../../node-core/protocol/errors.ts';
 import { sha256 } from '../../node-core/protocol/hash.ts';
 import { bytesToHex, hexToBytes } from '../../node-core/protocol/hex.ts';
@@ -60,6 +61,15 @@ describe('batch-signed votes (protocol/vote-batch.ts)', () => {
     expect(bytesToHex(sha256(bytes))).toMatchInlineSnapshot(
       `"5dc84c6dc83d7a49eb05260391e688d04a7ceda1c6294882c73d38995d2d1b94"`,
     );
+  });
+
+  it("gives the same bytes and message with node:crypto's SHA-256 (the node's) as with the isomorphic one", () => {
+    const votes = [vote(0), vote(1), vote(2, false)];
+    const native = encodeSignedVoteBatch(rep.pub_key, 3n, votes, sign, sha256Node);
+    expect(native).toEqual(encodeSignedVoteBatch(rep.pub_key, 3n, votes, sign));
+    const a = decodeSignedVoteBatch(native, sha256Node);
+    expect(a.message).toEqual(decodeSignedVoteBatch(native).message);
+    expect(verifyVoteBatch(a, verifyBytes)).toBe(true);
   });
 
   it('signs the domain-separated hash, which is neither a vote nor a block message', () => {
