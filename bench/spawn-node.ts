@@ -13,7 +13,14 @@ export interface SpawnedNode {
 const BIN = fileURLToPath(new URL('../bin/ledger-node.js', import.meta.url));
 /** The V8 flags the command's shebang gives node (`#!/usr/bin/env -S node --flag ...`): run as users run it. */
 const SHEBANG = readFileSync(BIN, 'utf8').split('\n')[0]!;
-const BIN_FLAGS = (/^#!.*\bnode((?: --[^\s]+)*)\s*$/m.exec(SHEBANG)?.[1] ?? '').split(' ').filter(Boolean);
+const SHEBANG_FLAGS = (/^#!.*\bnode((?: --[^\s]+)*)\s*$/m.exec(SHEBANG)?.[1] ?? '')
+  .split(' ')
+  .filter(Boolean);
+/** BENCH_NODE_FLAGS replaces the shebang's V8 flags (A/B runs of a flag; V8 refuses them in NODE_OPTIONS). */
+const BIN_FLAGS =
+  process.env.BENCH_NODE_FLAGS === undefined
+    ? SHEBANG_FLAGS
+    : process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean);
 /** The variables the shebang sets (`env -S NAME=value node ...`); a caller's own setting wins (A/B runs). */
 const BIN_ENV = Object.fromEntries(
   [...(/^#!\S*env -S (.*?)\bnode\b/.exec(SHEBANG)?.[1] ?? '').matchAll(/(\w+)=(\S+)/g)].map((m) => [

@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -73,6 +81,51 @@ export interface Memory {
   anon: number;
   file: number;
 }
+
+/** Where a process's resident set lies, in MB, from its per-mapping /proc/<pid>/smaps. */
+export interface MemorySplit {
+  /** Pages of the LMDB data file (`*.lmdb`, `data.mdb`) mapped in. */
+  store: number;
+  /** Pages of the node executable mapped in (its code, read-only data, symbol tables). */
+  binary: number;
+  /** Other files: shared libraries, native addons. */
+  otherFiles: number;
+  /** glibc malloc's main heap ([heap]; with MALLOC_ARENA_MAX=1 every thread's allocations). */
+  malloc: number;
+  /** Other anonymous memory: V8's heap pages (256 KB mappings), malloc's mmap'd chunks, stacks. */
+  otherAnon: number;
+}
+
+/** The resident set of `pid` split by mapping (see MemorySplit). */
+export function memorySplitOf(pid: number): MemorySplit {
+  const split: MemorySplit = { store: 0, binary: 0, otherFiles: 0, malloc: 0, otherAnon: 0 };
+  const exe = realpathSync(`/proc/${pid}/exe`);
+  let part: keyof MemorySplit = 'otherAnon';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const name = head[1]!;
+      part =
+        name === '[heap]'
+          ? 'malloc'
+          : name === '' || name.startsWith('[')
+            ? 'otherAnon'
+            : name === exe
+              ? 'binary'
+              : /\.lmdb$|data\.mdb$/.test(name)
+                ? 'store'
+                : 'otherFiles';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) split[part] += Number(rss[1]) / 1024;
+  }
+  return split;
+}
+
+const fmtSplit = (s: MemorySplit) =>
+  `store file ${s.store.toFixed(0)} + node binary ${s.binary.toFixed(0)} + other files ${s.otherFiles.toFixed(0)}; ` +
+  `malloc heap ${s.malloc.toFixed(0)} + other anonymous (V8 heap, stacks) ${s.otherAnon.toFixed(0)}`;
 
 /** Resident set of a process in MB, with its anonymous and file-backed parts. */
 export function memoryOf(pid: number): Memory {
@@ -159,7 +212,7 @@ export async function benchStartup(log: (l: string) => void, dir: string): Promi
   const runs = (bin: string | undefined) => ({
     bin,
     times: [] as number[],
-    mems: [] as (Memory & { beforeSupply: Memory })[],
+    mems: [] as (Memory & { beforeSupply: Memory; split: MemorySplit })[],
     readies: [] as number[],
     cpus: [] as number[],
   });
@@ -201,7 +254,7 @@ export async function benchStartup(log: (l: string) => void, dir: string): Promi
         await fetch(`${node.url}/accounts?offset=${i * 1000}&limit=1000`).then((x) => x.arrayBuffer());
       const beforeSupply = memoryOf(node.proc.pid!);
       await fetch(`${node.url}/supply`).then((x) => x.arrayBuffer());
-      r.mems.push({ ...memoryOf(node.proc.pid!), beforeSupply });
+      r.mems.push({ ...memoryOf(node.proc.pid!), beforeSupply, split: memorySplitOf(node.proc.pid!) });
       await node.stop();
     }
   }
@@ -227,6 +280,7 @@ export async function benchStartup(log: (l: string) => void, dir: string): Promi
       `after reading 20,000 accounts and /supply (which reads every account); before /supply ${mem.beforeSupply.rss.toFixed(0)} MB ` +
       `(${mem.beforeSupply.anon.toFixed(0)} + ${mem.beforeSupply.file.toFixed(0)}) (target < 200 MB)`,
   );
+  log(`resident memory with ${N} accounts, by mapping (same run): ${fmtSplit(mem.split)} MB`);
   if (old) {
     const oldMedian = mid(old.times, (x) => x);
     const oldMem = mid(old.mems, (m) => m.rss);
@@ -245,6 +299,10 @@ export async function benchStartup(log: (l: string) => void, dir: string): Promi
     rss_100k_accounts_mb: mem.rss,
     rss_anon_100k_accounts_mb: mem.anon,
     rss_file_100k_accounts_mb: mem.file,
+    rss_store_file_100k_accounts_mb: mem.split.store,
+    rss_node_binary_100k_accounts_mb: mem.split.binary,
+    rss_malloc_heap_100k_accounts_mb: mem.split.malloc,
+    rss_other_anon_100k_accounts_mb: mem.split.otherAnon,
   };
 }
 
