@@ -563,7 +563,11 @@ export class LedgerNode {
     await this.ledger?.idle();
     await this.ledger?.closeJournal();
     await this.verifyPool?.stop();
+    // Closing may first rewrite the store compacted (Store.compactOnClose: its account pages together).
     await this.store?.close();
+    const compaction = this.store?.compaction;
+    if (compaction?.compacted) this.log?.info(compaction, 'store compacted at stop');
+    else if (compaction?.reason.startsWith('failed')) this.log?.warn(compaction, 'store compaction failed');
   }
 
   /** Creates the data directory, refusing one that exists but is not a writable directory. */

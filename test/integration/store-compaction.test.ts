@@ -1,0 +1,150 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { COMPACT_MIN_BYTES, Store } from '../../node-core/store/store.ts';
+import { tempDir } from '../helpers/node.ts';
+
+/**
+ * Compaction at close (store/store.ts): the data file is replaced by LMDB's compacting copy only
+ * when that is safe, and the copy holds every record of every database as it was.
+ */
+describe('store compaction at close', () => {
+  let dir: string;
+  let path: string;
+
+  beforeEach(() => {
+    dir = tempDir('store-compaction-');
+    path = join(dir, 'ledger.lmdb');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const key = (i: number, tag: number) => {
+    const k = new Uint8Array(33);
+    new DataView(k.buffer).setUint32(0, Math.imul(i, 2654435761) >>> 0);
+    k[32] = tag;
+    return k;
+  };
+
+  /** Interleaved commits to three databases, then half the blocks deleted: free pages among used. */
+  async function fill(store: Store): Promise<void> {
+    for (let t = 0; t < 20; t++) {
+      await store.transaction(() => {
+        for (let i = t * 200; i < (t + 1) * 200; i++) {
+          void store.blocks.put(key(i, 9), new Uint8Array(300).fill(i & 0xff));
+          void store.accounts.put(key(i, 0), new Uint8Array(120).fill((i * 7) & 0xff));
+          void store.accounts.put(key(i, 1), new Uint8Array(40).fill((i * 3) & 0xff));
+          void store.meta.put(`m${i}`, `value ${i}`);
+        }
+      });
+    }
+    await store.transaction(() => {
+      for (let i = 0; i < 4000; i += 2) void store.blocks.remove(key(i, 9));
+    });
+  }
+
+  /** Every record of the databases fill() writes, as hex text. */
+  function contents(store: Store): string[] {
+    const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+    const out: string[] = [];
+    for (const { key: k, value } of store.blocks.getRange({})) out.push(`b ${hex(k)} ${hex(value)}`);
+    for (const { key: k, value } of store.accounts.getRange({})) out.push(`a ${hex(k)} ${hex(value)}`);
+    for (const { key: k, value } of store.meta.getRange({})) out.push(`m ${k} ${value}`);
+    return out;
+  }
+
+  it('replaces the data file with a smaller copy holding every record, and says so', async () => {
+    const store = Store.open({ path });
+    await fill(store);
+    const before = contents(store);
+    expect(before.length).toBe(2000 + 8000 + 4000);
+    const inode = statSync(path).ino;
+    await store.close({ compact: 'always' });
+    const result = store.compaction;
+    expect(result?.compacted).toBe(true);
+    if (!result?.compacted) return;
+    expect(result.bytesAfter).toBeLessThan(result.bytesBefore);
+    expect(statSync(path).size).toBe(result.bytesAfter);
+    expect(statSync(path).ino).not.toBe(inode);
+    expect(readFileSync(`${path}.compacted`, 'utf8').trim()).toBe(String(result.bytesAfter));
+    expect(existsSync(`${path}.compact-tmp`)).toBe(false);
+
+    const again = Store.open({ path });
+    try {
+      expect(contents(again)).toEqual(before);
+      // Still a working store: a write after compaction commits and reads back.
+      await again.transaction(() => void again.meta.put('after', 'yes'));
+      expect(again.meta.get('after')).toBe('yes');
+    } finally {
+      await again.close({ compact: 'never' });
+    }
+  });
+
+  it('leaves a small store, a journaled store and one barely grown since its last compaction alone', async () => {
+    const small = Store.open({ path });
+    await fill(small);
+    const inode = statSync(path).ino;
+    await small.close();
+    expect(small.compaction).toEqual({ compacted: false, reason: 'small' });
+    expect(statSync(path).ino).toBe(inode);
+    expect(statSync(path).size).toBeLessThan(COMPACT_MIN_BYTES);
+
+    const journaled = Store.open({ path, journaled: true });
+    await journaled.close({ compact: 'always' });
+    expect(journaled.compaction).toEqual({ compacted: false, reason: 'journaled' });
+    expect(statSync(path).ino).toBe(inode);
+
+    // A marker saying the file was compacted at about its size now: not worth another copy.
+    const big = Store.open({ path, mapSize: 256 * 1024 * 1024 });
+    await big.transaction(() => {
+      for (let i = 0; i < 1000; i++) void big.blocks.put(key(i, 5), new Uint8Array(40_000));
+    });
+    const size = statSync(path).size;
+    expect(size).toBeGreaterThanOrEqual(COMPACT_MIN_BYTES);
+    writeFileSync(`${path}.compacted`, `${size - 1024}\n`);
+    await big.close();
+    expect(big.compaction).toEqual({ compacted: false, reason: 'grew little since last compacted' });
+    expect(statSync(path).ino).toBe(inode);
+  });
+
+  it('does not replace a file another process has open', async () => {
+    const store = Store.open({ path });
+    await fill(store);
+    const inode = statSync(path).ino;
+    // Another process reading the same store (LMDB allows it): it holds a reader slot until killed.
+    const script =
+      `import { open } from 'lmdb'; const r = open({ path: ${JSON.stringify(path)}, maxDbs: 32 });` +
+      `r.openDB('meta', { encoding: 'string' }).get('m1'); console.log('open'); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => d.toString().includes('open') && resolve());
+        child.once('exit', (code) => reject(new Error(`reader exited ${code}`)));
+      });
+      await store.close({ compact: 'always' });
+      expect(store.compaction).toEqual({ compacted: false, reason: `open in process ${child.pid}` });
+      expect(statSync(path).ino).toBe(inode);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('removes the copy of a compaction cut short, and the store is as it was', async () => {
+    const store = Store.open({ path });
+    await fill(store);
+    const before = contents(store);
+    await store.close({ compact: 'never' });
+    // A kill during the copy leaves a partial copy beside the untouched file.
+    writeFileSync(`${path}.compact-tmp`, 'partial');
+    const again = Store.open({ path });
+    try {
+      expect(existsSync(`${path}.compact-tmp`)).toBe(false);
+      expect(contents(again)).toEqual(before);
+    } finally {
+      await again.close({ compact: 'never' });
+    }
+  });
+});
