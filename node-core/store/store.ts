@@ -354,11 +354,19 @@ export class Store {
     if (others.length > 0) return skip(`open in process ${others.join(', ')}`);
     const copy = compactCopyPath(file);
     const started = performance.now();
+    // A commit during the copy (a write issued while the store closes) would land in the old file
+    // only: any change to the file from here to its close keeps the old file.
+    const written = (st: { mtimeMs: number; size: number }) => `${st.mtimeMs}:${st.size}`;
+    const before = written(statSync(file));
+    const lastTxn = () => (this.root.getStats() as { lastTxnId?: number }).lastTxnId;
+    const txnBefore = lastTxn();
     let rootClosed = false;
     try {
       await this.root.backup(copy, true);
+      if (lastTxn() !== txnBefore) throw new Error('the store was written during the copy');
       rootClosed = true;
       await this.root.close();
+      if (written(statSync(file)) !== before) throw new Error('the store was written during the copy');
       const fd = openSync(copy, 'r');
       try {
         fsyncSync(fd);

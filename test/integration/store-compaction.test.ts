@@ -132,6 +132,33 @@ describe('store compaction at close', () => {
     }
   });
 
+  it('keeps the old file when a write commits during the copy, and loses nothing', async () => {
+    const store = Store.open({ path });
+    await fill(store);
+    const inode = statSync(path).ino;
+    // A write that commits after LMDB's copy was taken, before the store closes: only the old file
+    // holds it, so replacing that file would lose it.
+    const root = store.root as unknown as { backup(to: string, compact: boolean): Promise<void> };
+    const backup = root.backup.bind(root);
+    root.backup = async (to, compact) => {
+      await backup(to, compact);
+      await store.meta.put('late', 'kept');
+    };
+    await store.close({ compact: 'always' });
+    expect(store.compaction).toEqual({
+      compacted: false,
+      reason: 'failed: the store was written during the copy',
+    });
+    expect(statSync(path).ino).toBe(inode);
+    expect(existsSync(`${path}.compact-tmp`)).toBe(false);
+    const again = Store.open({ path });
+    try {
+      expect(again.meta.get('late')).toBe('kept');
+    } finally {
+      await again.close({ compact: 'never' });
+    }
+  });
+
   it('removes the copy of a compaction cut short, and the store is as it was', async () => {
     const store = Store.open({ path });
     await fill(store);
