@@ -304,6 +304,15 @@ export class LedgerReads {
    * ~140 ms of the node's thread per 1,000 accounts of a `frontiers` answer during a catch-up.
    */
   *allAccounts(after?: string): Generator<[string, AccountRecord]> {
+    yield* this.walkAccounts(decodeAccount, after);
+  }
+
+  /** allAccounts with each record's prefix only (height, final height, frontier): a frontiers answer. */
+  *allAccountHeads(after?: string): Generator<[string, AccountHead]> {
+    yield* this.walkAccounts(decodeAccountHead, after);
+  }
+
+  private *walkAccounts<T>(decode: (bytes: Uint8Array) => T, after?: string): Generator<[string, T]> {
     let start = after === undefined ? undefined : accountRange(after, 'pending').end;
     for (;;) {
       let first: { key: Uint8Array; value: Uint8Array } | undefined;
@@ -312,7 +321,7 @@ export class LedgerReads {
       if (first === undefined) return;
       const address = bytesToHex(first.key.subarray(0, 32));
       // An address with only pending sends has no record: nothing to yield, skip on.
-      if (isRecordKey(first.key)) yield [address, decodeAccount(first.value)];
+      if (isRecordKey(first.key)) yield [address, decode(first.value)];
       start = accountRange(address, 'pending').end;
     }
   }

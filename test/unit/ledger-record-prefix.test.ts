@@ -238,6 +238,24 @@ describe('LedgerReads prefix readers on a real store', () => {
     expect(reads.getBlock(hash)?.finalized).toBe(true);
   });
 
+  it('allAccountHeads walks the same accounts as allAccounts, with their prefixes', async () => {
+    const { s, reads } = open();
+    await s.childTransaction(() => {
+      VARIANTS.forEach(([, rec], i) => {
+        const address = `${i}`.padStart(2, '0').repeat(32);
+        s.accounts.putSync(accountKey(address), encodeAccount(rec));
+        s.accounts.putSync(chainKey(address, 1), new Uint8Array(40)); // sorts between records
+      });
+    });
+    const full = [...reads.allAccounts()].map(([a, r]) => [
+      a,
+      { height: r.height, final_height: r.final_height, frontier: r.frontier },
+    ]);
+    expect(full).toHaveLength(VARIANTS.length);
+    expect([...reads.allAccountHeads()]).toEqual(full);
+    expect([...reads.allAccountHeads('01'.repeat(32))]).toEqual(full.slice(2));
+  });
+
   it('each read is independent of the shared read buffer the previous one used', async () => {
     const { s, reads } = open();
     const other = 'c3'.repeat(32);
