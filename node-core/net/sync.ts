@@ -40,13 +40,6 @@ const ROUND_EVERY_MS = 30_000;
  * 2.2-2.4 k/s against 2.4 k/s; 10 and 15 gave no lower delay (22.7, 21.9 ms) and took 25-55 % longer.
  */
 const APPLY_GROUP = 25;
-/**
- * Slices of a catch-up's vote counting (vote-intake.ts's Slicer), shorter than gossip's 4 ms: the
- * page being applied, the next page's checks and the verify hand-off run in the same turns, and
- * their slices add up. One-peer catch-up of 100,000 blocks, main thread's event-loop delay p99:
- * 19.6 ms with 2 ms against 21.8 ms with 4 ms (same code otherwise, quiet machine).
- */
-const VOTE_SLICE_MS = 2;
 /** Pages whose final votes are requested at once: one is counted while the peer signs the next. */
 const VOTE_FETCHES = 2;
 /** Sync requests travel on the sync protocol, not the rate-limited messenger. */
@@ -388,14 +381,14 @@ export class Syncer {
    * and counted in short slices (vote-intake.ts).
    */
   private async countVotes(raw: unknown[]): Promise<void> {
-    const slice = new Slicer(VOTE_SLICE_MS);
+    const slice = new Slicer();
     const votes: NonNullable<ReturnType<typeof voteFromJson>>[] = [];
     for (const r of raw) {
       await slice.yieldIfDue();
       const v = voteFromJson(r);
       if (v) votes.push(v);
     }
-    await countVotes(votes, this.d, VOTE_SLICE_MS);
+    await countVotes(votes, this.d);
   }
 
   /**

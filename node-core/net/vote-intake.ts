@@ -44,12 +44,8 @@ export function voteCheckBytes(
  * in slices of at most SLICE_MS with a turn of the event loop between. A verdict for each vote, in
  * order.
  */
-export async function countVotes(
-  votes: SignedVote[],
-  d: VoteIntakeDeps,
-  sliceMs = SLICE_MS,
-): Promise<VoteVerdict[]> {
-  const slice = new Slicer(sliceMs);
+export async function countVotes(votes: SignedVote[], d: VoteIntakeDeps): Promise<VoteVerdict[]> {
+  const slice = new Slicer();
   const { verifier, preverified } = d;
   if (verifier && preverified && votes.length > 0) {
     // Preparing the checks is sliced too: 500 votes' messages and keys took ~50 ms in one go.
@@ -105,14 +101,9 @@ export async function countVoteBatch(
   return countChecked(batch.votes, d, new Slicer(), true);
 }
 
-/** Runs of work on the node's thread of at most `ms` (SLICE_MS), with a turn of the event loop between. */
+/** Runs of work on the node's thread of at most SLICE_MS, with a turn of the event loop between. */
 export class Slicer {
   private start = performance.now();
-  private readonly ms: number;
-
-  constructor(ms = SLICE_MS) {
-    this.ms = ms;
-  }
 
   restart(): void {
     this.start = performance.now();
@@ -120,7 +111,7 @@ export class Slicer {
 
   /** Resolves at once within the slice; past it, after a turn of the event loop. */
   async yieldIfDue(): Promise<void> {
-    if (performance.now() - this.start < this.ms) return;
+    if (performance.now() - this.start < SLICE_MS) return;
     await new Promise((r) => setImmediate(r));
     this.start = performance.now();
   }
