@@ -360,24 +360,6 @@ export function encodeAccount(a: AccountRecord): Uint8Array {
  * these; decoding the whole record (balances, keys, claims) made ~640 MB of garbage in a
  * 30,000-block catch-up (issue #18, target 6).
  */
-const HEX_CODES = new Uint8Array(256 * 2);
-for (let i = 0; i < 256; i++) {
-  const h = i.toString(16).padStart(2, '0');
-  HEX_CODES[2 * i] = h.charCodeAt(0);
-  HEX_CODES[2 * i + 1] = h.charCodeAt(1);
-}
-
-/** True when `hex` is exactly the lowercase hex of `bytes`, without making a string of them. */
-export function bytesEqualHex(bytes: Uint8Array, hex: string): boolean {
-  if (hex.length !== 2 * bytes.length) return false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (hex.charCodeAt(2 * i) !== HEX_CODES[2 * b] || hex.charCodeAt(2 * i + 1) !== HEX_CODES[2 * b + 1])
-      return false;
-  }
-  return true;
-}
-
 export function recordHeight(bytes: Uint8Array): number {
   return ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
 }

@@ -1,5 +1,5 @@
 import { encodeCanonical } from '../protocol/block.ts';
-import { bytesToHex } from '../protocol/hex.ts';
+import { bytesEqualHex, bytesToHex } from '../protocol/hex.ts';
 import type { Store } from '../store/store.ts';
 import {
   accountKey,
@@ -10,7 +10,6 @@ import {
   blockRecordAccountBytes,
   blockRecordFinalFacts,
   blockRecordHeight,
-  bytesEqualHex,
   chainKey,
   decodeAccount,
   decodeAccountHead,

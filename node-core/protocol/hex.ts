@@ -37,6 +37,17 @@ export function bytesToHex(bytes: Uint8Array): string {
   return ASCII.decode(new Uint8Array(codes.buffer, 0, 2 * n));
 }
 
+/** True when `hex` is exactly the lowercase hex of `bytes`, without making a string of them. */
+export function bytesEqualHex(bytes: Uint8Array, hex: string): boolean {
+  if (hex.length !== 2 * bytes.length) return false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (hex.charCodeAt(2 * i) !== HEX_CHARS.charCodeAt(b >> 4)) return false;
+    if (hex.charCodeAt(2 * i + 1) !== HEX_CHARS.charCodeAt(b & 15)) return false;
+  }
+  return true;
+}
+
 /** A hex string's type and length: a string, even, and `byteLength` bytes when given. */
 function checkShape(hex: string, byteLength: number | undefined, field: string | undefined): void {
   if (typeof hex !== 'string') throw new ProtocolError('ERR_FIELD_TYPE', 'expected a hex string', field);

@@ -5,7 +5,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   accountKey,
   blockRecordFinalFacts,
-  bytesEqualHex,
   chainKey,
   decodeAccount,
   decodeAccountHead,
@@ -21,7 +20,7 @@ import {
 import { LedgerReads } from '../../node-core/ledger/reads.ts';
 import type { AccountRecord } from '../../node-core/ledger/records.ts';
 import { decodeBlock } from '../../node-core/protocol/block-json.ts';
-import { bytesToHex, hexToBytes } from '../../node-core/protocol/hex.ts';
+import { bytesEqualHex, bytesToHex, hexToBytes } from '../../node-core/protocol/hex.ts';
 import { Store } from '../../node-core/store/store.ts';
 import { vectors } from '../helpers/vectors.ts';
 
