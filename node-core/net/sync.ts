@@ -13,7 +13,7 @@ import type { PreverifiedSignatures } from './preverified.ts';
 import { countVotes, Slicer } from './vote-intake.ts';
 import {
   CHAINS_ACCOUNTS,
-  CHAINS_PAGE,
+  CHAINS_ANSWER_MAX,
   type ChainNeed,
   type ChainPage,
   type ChainWant,
@@ -462,9 +462,9 @@ export class Syncer {
         return { blocks: (chain?.blocks ?? []).map((b) => blockToJson(b.block, 'reference')) };
       }
       case 'chains': {
-        // Several accounts' chains in one answer (issue #18): at most CHAINS_PAGE blocks in all.
+        // Several accounts' chains in one answer (issue #18): at most CHAINS_ANSWER_MAX blocks in all.
         const wants = Array.isArray(p.wants) ? p.wants.slice(0, CHAINS_ACCOUNTS) : [];
-        let budget = CHAINS_PAGE;
+        let budget = CHAINS_ANSWER_MAX;
         const chains: ChainPage[] = [];
         for (const w of wants as Record<string, unknown>[]) {
           if (budget <= 0) break;

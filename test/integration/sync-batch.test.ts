@@ -8,6 +8,7 @@ import { type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { bytesToHex } from '../../node-core/protocol/hex.ts';
 import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
 import { Syncer } from '../../node-core/net/sync.ts';
+import { CHAINS_ANSWER_MAX, CHAINS_PAGE } from '../../node-core/net/sync-pull.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 
 /**
@@ -235,5 +236,37 @@ describe('the account walk a frontiers answer makes', () => {
     // The next page starts after the last entry, as before.
     const rest = (await syncer.answer('frontiers', { limit: 1000, after: page.next })) as typeof page;
     expect(rest.entries[0]?.account).toBe([...t.node.ledger.allAccounts(page.next)][0]![0]);
+  });
+
+  it('answers a chains request of an earlier version (250 blocks) whole, never more, though it asks for 100 itself', async () => {
+    expect(CHAINS_PAGE).toBeLessThanOrEqual(CHAINS_ANSWER_MAX);
+    // Three accounts of 120 blocks each (a claim and 119 sends): 360 blocks on offer.
+    const accts = Array.from({ length: 3 }, () => account());
+    const blocks = accts.flatMap((a) => chain(a, 119));
+    const outcomes = await t.node.ledger.submitBatch(blocks, { live: false, maxGroup: 500 });
+    expect(outcomes.map(codeOf).filter((c) => c !== 'accepted')).toEqual([]);
+    const syncer = new Syncer({
+      ledger: t.node.ledger,
+      statechain: t.node.statechain,
+      consensus: t.node.consensus,
+      now: t.node.now,
+      host: {} as never, // a chains answer reads the ledger only
+    });
+    type Answer = { chains: { account: string; blocks: { hash: string }[] }[] };
+    // What the version before asked for: up to 250 blocks, over the accounts in order.
+    const old = (await syncer.answer('chains', {
+      wants: [
+        { account: accts[0]!.address, from: 1, limit: 120 },
+        { account: accts[1]!.address, from: 1, limit: 120 },
+        { account: accts[2]!.address, from: 1, limit: 10 },
+      ],
+    })) as Answer;
+    expect(old.chains.map((c) => c.blocks.length)).toEqual([120, 120, 10]);
+    expect(old.chains[1]!.blocks.map((b) => b.hash)).toEqual(blocks.slice(120, 240).map((b) => b.hash));
+    // Asked for more than the cap, the answer stops at it.
+    const greedy = (await syncer.answer('chains', {
+      wants: accts.map((a) => ({ account: a.address, from: 1, limit: 120 })),
+    })) as Answer;
+    expect(greedy.chains.reduce((n, c) => n + c.blocks.length, 0)).toBe(CHAINS_ANSWER_MAX);
   });
 });

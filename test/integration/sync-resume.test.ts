@@ -239,7 +239,7 @@ describe('catch-up interrupted by kill -9 (real child processes)', () => {
       seen = n.block_count;
       if (n.sync.state === 'syncing' && n.sync.blocks_done > 0 && n.sync.blocks_left > 0) midway = n.sync;
       // Killed once a first page is reported done, preferably while the next is partly committed
-      // (its groups of 250 are; the page is not done), else before the last page.
+      // (its groups of 25 are; the page is not done), else before the last page.
       return midway !== undefined && (seen > n.sync.blocks_done + 1 || seen >= TOTAL - PER_CHAIN * 20);
     });
     first.proc.kill('SIGKILL');
