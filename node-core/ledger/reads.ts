@@ -127,8 +127,7 @@ export class LedgerReads {
 
   /** An account's final height (0 for an unknown account). */
   finalHeightOf(address: string): number {
-    const bytes = this.store.accounts.getBinaryFast(accountKey(address));
-    return bytes === undefined ? 0 : recordFinalHeight(bytes);
+    return this.finalHeightOfKey(accountKey(address));
   }
 
   /** True when the block is stored and final; nothing of it or its account is decoded. */

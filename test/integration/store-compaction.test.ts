@@ -19,6 +19,16 @@ describe('store compaction at close', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  /** Opens the store at `path` again for `check`, then closes it as it was (no compaction). */
+  async function reopened(check: (store: Store) => unknown): Promise<void> {
+    const store = Store.open({ path });
+    try {
+      await check(store);
+    } finally {
+      await store.close({ compact: 'never' });
+    }
+  }
+
   const key = (i: number, tag: number) => {
     const k = new Uint8Array(33);
     new DataView(k.buffer).setUint32(0, Math.imul(i, 2654435761) >>> 0);
@@ -69,15 +79,12 @@ describe('store compaction at close', () => {
     expect(readFileSync(`${path}.compacted`, 'utf8').trim()).toBe(String(result.bytesAfter));
     expect(existsSync(`${path}.compact-tmp`)).toBe(false);
 
-    const again = Store.open({ path });
-    try {
+    await reopened(async (again) => {
       expect(contents(again)).toEqual(before);
       // Still a working store: a write after compaction commits and reads back.
       await again.transaction(() => void again.meta.put('after', 'yes'));
       expect(again.meta.get('after')).toBe('yes');
-    } finally {
-      await again.close({ compact: 'never' });
-    }
+    });
   });
 
   it('leaves a small store, a journaled store and one barely grown since its last compaction alone', async () => {
@@ -151,12 +158,7 @@ describe('store compaction at close', () => {
     });
     expect(statSync(path).ino).toBe(inode);
     expect(existsSync(`${path}.compact-tmp`)).toBe(false);
-    const again = Store.open({ path });
-    try {
-      expect(again.meta.get('late')).toBe('kept');
-    } finally {
-      await again.close({ compact: 'never' });
-    }
+    await reopened((again) => expect(again.meta.get('late')).toBe('kept'));
   });
 
   it('removes the copy of a compaction cut short, and the store is as it was', async () => {
@@ -166,12 +168,9 @@ describe('store compaction at close', () => {
     await store.close({ compact: 'never' });
     // A kill during the copy leaves a partial copy beside the untouched file.
     writeFileSync(`${path}.compact-tmp`, 'partial');
-    const again = Store.open({ path });
-    try {
+    await reopened((again) => {
       expect(existsSync(`${path}.compact-tmp`)).toBe(false);
       expect(contents(again)).toEqual(before);
-    } finally {
-      await again.close({ compact: 'never' });
-    }
+    });
   });
 });

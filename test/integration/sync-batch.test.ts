@@ -183,6 +183,17 @@ describe('Ledger.submitBatch', () => {
   });
 });
 
+/** A Syncer of the test node for its answers to peers, which read the ledger only (no host). */
+function answeringSyncer(): Syncer {
+  return new Syncer({
+    ledger: t.node.ledger,
+    statechain: t.node.statechain,
+    consensus: t.node.consensus,
+    now: t.node.now,
+    host: {} as never,
+  });
+}
+
 describe('the account walk a frontiers answer makes', () => {
   it('lists every account with a record once, in order, after a given one, past chains and pending sends', async () => {
     // Accounts with chains, and sends to fresh addresses: those hold pending entries but no record.
@@ -204,13 +215,7 @@ describe('the account walk a frontiers answer makes', () => {
     const claims = accts.map((a) => chain(a, 0)[0]!);
     const outcomes = await t.node.ledger.submitBatch(claims, { live: false, maxGroup: 500 });
     expect(outcomes.map(codeOf).filter((c) => c !== 'accepted')).toEqual([]);
-    const syncer = new Syncer({
-      ledger: t.node.ledger,
-      statechain: t.node.statechain,
-      consensus: t.node.consensus,
-      now: t.node.now,
-      host: {} as never, // a frontiers answer reads the ledger only
-    });
+    const syncer = answeringSyncer();
     // Turns of the event loop that ran while the answer was being made.
     let turns = 0;
     let answering = true;
@@ -245,13 +250,7 @@ describe('the account walk a frontiers answer makes', () => {
     const blocks = accts.flatMap((a) => chain(a, 119));
     const outcomes = await t.node.ledger.submitBatch(blocks, { live: false, maxGroup: 500 });
     expect(outcomes.map(codeOf).filter((c) => c !== 'accepted')).toEqual([]);
-    const syncer = new Syncer({
-      ledger: t.node.ledger,
-      statechain: t.node.statechain,
-      consensus: t.node.consensus,
-      now: t.node.now,
-      host: {} as never, // a chains answer reads the ledger only
-    });
+    const syncer = answeringSyncer();
     type Answer = { chains: { account: string; blocks: { hash: string }[] }[] };
     // What the version before asked for: up to 250 blocks, over the accounts in order.
     const old = (await syncer.answer('chains', {
