@@ -69,6 +69,27 @@ describe('VerifyPool', () => {
     expect(await Promise.all(second)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
   });
 
+  it('holds requests made while every worker is busy and sends them together once one answers', async () => {
+    // A worker that answers each message after 200 ms: the second wave comes while it is busy.
+    pool = new VerifyPool({
+      threads: 1,
+      initialThreads: 1,
+      workerFile: new URL('../fixtures/slow-verify-worker.ts', import.meta.url),
+    });
+    pool.start();
+    await waitFor(() => pool!.onlineWorkers() === 1);
+    const first = pool.verify(cases[1]!.sig, cases[1]!.msg, pub);
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload()).toEqual([1]);
+    const wave = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload(), 'the wave waits: the worker is busy').toEqual([1]);
+    expect(await first).toBe(true);
+    expect(pool.workload(), 'the whole wave went out with the answer').toEqual([60]);
+    expect(await Promise.all(wave)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+    expect(pool.workload()).toEqual([0]);
+  });
+
   it('loses no request when a worker thread dies (the worker is terminated from outside)', async () => {
     pool = new VerifyPool({ threads: 1 });
     pool.start();
