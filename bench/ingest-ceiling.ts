@@ -26,6 +26,7 @@ async function runServer(
   mode: string,
   dir: string,
   streams: string[][],
+  warmup: string[][] | undefined,
 ): Promise<{ rate: number; cpuUs: number }> {
   const workDir = join(dir, `ceiling-${mode}`);
   mkdirSync(workDir, { recursive: true });
@@ -35,6 +36,8 @@ async function runServer(
       proc.once('exit', (code) => reject(new Error(`ceiling server (${mode}) exited with ${code}`)));
       proc.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
     });
+    // Warmed as the node is (bench/node.ts WARMUP), untimed.
+    if (warmup) await driveIngest(url, warmup);
     const total = streams.reduce((n, s) => n + s.length, 0);
     const cpu0 = threadCpu(proc.pid!);
     const run = await driveIngest(url, streams);
@@ -55,11 +58,12 @@ export async function measureIngestCeiling(
   streams: string[][],
   verifyRate: number,
   nodeRate: number,
+  warmup?: string[][],
 ): Promise<Record<string, number>> {
   log(`ingest ceiling here: the same ${streams.length} clients and blocks against servers doing only:`);
   const out: Record<string, number> = {};
   for (const [mode, what] of MODES) {
-    const { rate, cpuUs } = await runServer(mode, dir, streams);
+    const { rate, cpuUs } = await runServer(mode, dir, streams, warmup);
     log(`  ${what}: ${fmtRate(rate)} (${ratio(rate, verifyRate)}), ${cpuUs.toFixed(0)} µs CPU per block`);
     out[`ingest_ceiling_${mode}_ratio`] = rate / verifyRate;
     out[`ingest_ceiling_${mode}_cpu_us_per_block`] = cpuUs;

@@ -16,6 +16,11 @@ export interface IngestOptions {
    * client keeps one connection from 127.0.0.1 throughout.
    */
   requestsPerAddress?: number;
+  /**
+   * Spread runs against the same node use distinct addresses: the first connection of each client
+   * is its `firstAddress`th (a later run starts past an earlier one's, whose quotas it spent).
+   */
+  firstAddress?: number;
 }
 
 /** The source address of a client's `n`th connection when spread (distinct for every client and n). */
@@ -30,7 +35,10 @@ export async function driveIngest(
   opts: IngestOptions = {},
 ): Promise<IngestRun> {
   const per = opts.requestsPerAddress;
-  const conns = streams.map((_, c) => LeanHttpConnection.forUrl(url, per ? spreadAddress(c, 0) : undefined));
+  const first = opts.firstAddress ?? 0;
+  const conns = streams.map((_, c) =>
+    LeanHttpConnection.forUrl(url, per ? spreadAddress(c, first) : undefined),
+  );
   let addresses = per ? 0 : streams.length;
   let failed = 0;
   let firstError = '';
@@ -42,7 +50,7 @@ export async function driveIngest(
         for (const body of bodies) {
           if (per && sent > 0 && sent % per === 0) {
             conns[c]!.close();
-            conns[c] = LeanHttpConnection.forUrl(url, spreadAddress(c, sent / per));
+            conns[c] = LeanHttpConnection.forUrl(url, spreadAddress(c, first + sent / per));
           }
           if (per && sent % per === 0) addresses++;
           sent++;

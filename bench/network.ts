@@ -65,6 +65,24 @@ function workload(networkId: string, t0: bigint): string[][] {
   );
 }
 
+/**
+ * Before anything is timed, every node takes a workload of the same size (other accounts) untimed,
+ * as the ingest suite does (bench/node.ts WARMUP): a node's first blocks run in V8's unoptimized
+ * tiers while its compiler threads work, and three cold nodes compete for two cores with their
+ * compilers. BENCH_NET_WARMUP=0 skips it.
+ */
+const WARMUP = process.env.BENCH_NET_WARMUP !== '0';
+
+/** The last block of each account's chain in `streams` (final on a node: the whole chain is). */
+function chainEnds(streams: string[][]): string[] {
+  return streams.flatMap((s) =>
+    Array.from(
+      { length: ACCOUNTS_PER_CLIENT },
+      (_, a) => /"hash":"([0-9a-f]{64})"/.exec(s[(a + 1) * PER_ACCOUNT - 1]!)![1]!,
+    ),
+  );
+}
+
 /** The baseline: the same workload ingested over HTTP by one node without peers. */
 async function singleNodeIngest(dir: string): Promise<{ rate: number; cpu: CpuSplit }> {
   const node = await spawnNode([
@@ -77,9 +95,15 @@ async function singleNodeIngest(dir: string): Promise<{ rate: number; cpu: CpuSp
   ]);
   try {
     const { network_id } = await json<{ network_id: string }>(`${node.url}/node`);
-    const streams = workload(network_id, BigInt(Date.now()) * 1_000_000n);
+    const t0 = BigInt(Date.now()) * 1_000_000n;
+    const warmup = WARMUP ? workload(network_id, t0 - 1_000_000n) : undefined;
+    const streams = workload(network_id, t0);
     // Its own certificate's benchmark (seconds of CPU just after start) is start-up, not ingest.
     await waitForStartupWork(node.url);
+    if (warmup) {
+      const w = await driveIngest(node.url, warmup);
+      if (w.failed) throw new Error(`baseline warm-up: ${w.failed} failed, first: ${w.firstError}`);
+    }
     const cpu0 = threadCpu(node.proc.pid!);
     const r = await driveIngest(node.url, streams);
     if (r.failed) throw new Error(`baseline ingest: ${r.failed} failed, first: ${r.firstError}`);
@@ -131,13 +155,21 @@ export default async function benchNetwork(log: (line: string) => void): Promise
     const single = await singleNodeIngest(dir);
     const baseline = single.rate;
     log(
-      `baseline: single-node HTTP ingest, ${CLIENTS} clients, ${total} blocks: ${fmtRate(baseline)} blocks (node CPU per block ${fmtSplit(single.cpu)})`,
+      `baseline: single-node HTTP ingest, ${CLIENTS} clients, ${total} blocks${WARMUP ? ' after as many untimed' : ''}: ${fmtRate(baseline)} blocks (node CPU per block ${fmtSplit(single.cpu)})`,
     );
     nodes = await startThree(dir);
     // Each node's own certificate's benchmark runs just after its start: done before anything is timed.
     await Promise.all(nodes.map((n) => waitForStartupWork(n.url)));
     const { network_id } = await json<{ network_id: string }>(`${nodes[0]!.url}/node`);
     const t0 = BigInt(Date.now()) * 1_000_000n;
+    if (WARMUP) {
+      const warmup = workload(network_id, t0 - 1_000_000n);
+      const w = await driveIngest(nodes[0]!.url, warmup);
+      if (w.failed) throw new Error(`warm-up: ${w.failed} failed, first: ${w.firstError}`);
+      for (const n of nodes)
+        for (const h of chainEnds(warmup))
+          while (!(await finalOn(agent, n, h))) await new Promise((r) => setTimeout(r, 10));
+    }
 
     // Latency: one block at a time, submitted at the first node, polled on all three.
     const N = 100;
@@ -166,12 +198,7 @@ export default async function benchNetwork(log: (line: string) => void): Promise
     // Each block's finality on all three is sampled (the last block of a chain final on a node means
     // its whole chain is), for the latency under this load.
     const streams = workload(network_id, t0 + 1_000_000n);
-    const lasts = streams.flatMap((s) =>
-      Array.from(
-        { length: ACCOUNTS_PER_CLIENT },
-        (_, a) => /"hash":"([0-9a-f]{64})"/.exec(s[(a + 1) * PER_ACCOUNT - 1]!)![1]!,
-      ),
-    );
+    const lasts = chainEnds(streams);
     const cpu0 = nodes.map((n) => threadCpu(n.proc.pid!));
     const clientCpu0 = process.cpuUsage();
     const start = performance.now();
