@@ -214,5 +214,11 @@ export class VerifyPool {
       this.inflight.delete(id);
       for (const it of entry.items) it.p.resolve(verifyBytesNode(it.sig, it.msg, it.pub));
     }
+    // Requests held for this worker's answer would wait for ever: a flush gives them to an idle
+    // worker, or checks them here while a new one starts.
+    if (this.queue.length > 0 && this.running && !this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
   }
 }

@@ -90,6 +90,27 @@ describe('VerifyPool', () => {
     expect(pool.workload()).toEqual([0]);
   });
 
+  it('answers the requests it holds for a busy worker when that worker dies', async () => {
+    pool = new VerifyPool({
+      threads: 1,
+      initialThreads: 1,
+      workerFile: new URL('../fixtures/slow-verify-worker.ts', import.meta.url),
+    });
+    pool.start();
+    await waitFor(() => pool!.onlineWorkers() === 1);
+    const first = pool.verify(cases[1]!.sig, cases[1]!.msg, pub);
+    await new Promise((r) => setImmediate(r));
+    const held = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await new Promise((r) => setImmediate(r));
+    expect(pool.workload(), 'the wave is held for the busy worker').toEqual([1]);
+    // Reach the worker as a crash would: it ends before it answers.
+    await (
+      pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }
+    ).slots[0]!.worker.terminate();
+    expect(await first).toBe(true);
+    expect(await Promise.all(held)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+  });
+
   it('loses no request when a worker thread dies (the worker is terminated from outside)', async () => {
     pool = new VerifyPool({ threads: 1 });
     pool.start();
