@@ -90,6 +90,30 @@ describe('VerifyPool', () => {
     expect(pool.workload()).toEqual([0]);
   });
 
+  it('holds a wave while its worker still answers the messages of a larger burst', async () => {
+    // A burst held for the busy worker goes out in messages of 16: one answer leaves three more.
+    pool = new VerifyPool({
+      threads: 1,
+      initialThreads: 1,
+      maxBatch: 16,
+      workerFile: new URL('../fixtures/slow-verify-worker.ts', import.meta.url),
+    });
+    pool.start();
+    await waitFor(() => pool!.onlineWorkers() === 1);
+    const first = pool.verify(cases[1]!.sig, cases[1]!.msg, pub);
+    await new Promise((r) => setImmediate(r));
+    const burst = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await new Promise((r) => setImmediate(r));
+    expect(await first).toBe(true);
+    expect(pool.workload(), 'the burst went out with the answer').toEqual([60]);
+    const wave = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    await burst[0];
+    expect(pool.workload(), 'the wave waits for the rest of the burst').toEqual([44]);
+    const want = cases.map((c) => verifyBytesNode(c.sig, c.msg, pub));
+    expect(await Promise.all(burst)).toEqual(want);
+    expect(await Promise.all(wave)).toEqual(want);
+  });
+
   it('answers the requests it holds for a busy worker when that worker dies', async () => {
     pool = new VerifyPool({
       threads: 1,
