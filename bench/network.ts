@@ -146,6 +146,12 @@ function finalOn(agent: Agent, node: SpawnedNode, hash: string): Promise<boolean
   );
 }
 
+/** Polls every node until each of `hashes` is final on it. */
+async function allFinal(agent: Agent, nodes: SpawnedNode[], hashes: string[]): Promise<void> {
+  for (const n of nodes)
+    for (const h of hashes) while (!(await finalOn(agent, n, h))) await new Promise((r) => setTimeout(r, 10));
+}
+
 export default async function benchNetwork(log: (line: string) => void): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-net-bench-'));
   const total = CLIENTS * ACCOUNTS_PER_CLIENT * PER_ACCOUNT;
@@ -166,9 +172,7 @@ export default async function benchNetwork(log: (line: string) => void): Promise
       const warmup = workload(network_id, t0 - 1_000_000n);
       const w = await driveIngest(nodes[0]!.url, warmup);
       if (w.failed) throw new Error(`warm-up: ${w.failed} failed, first: ${w.firstError}`);
-      for (const n of nodes)
-        for (const h of chainEnds(warmup))
-          while (!(await finalOn(agent, n, h))) await new Promise((r) => setTimeout(r, 10));
+      await allFinal(agent, nodes, chainEnds(warmup));
     }
 
     // Latency: one block at a time, submitted at the first node, polled on all three.
@@ -205,10 +209,7 @@ export default async function benchNetwork(log: (line: string) => void): Promise
     const ingest = await driveIngest(nodes[0]!.url, streams);
     if (ingest.failed) throw new Error(`submission: ${ingest.failed} failed, first: ${ingest.firstError}`);
     const submitted = (performance.now() - start) / 1000;
-    for (const n of nodes) {
-      for (const h of lasts)
-        while (!(await finalOn(agent, n, h))) await new Promise((r) => setTimeout(r, 10));
-    }
+    await allFinal(agent, nodes, lasts);
     const secs = (performance.now() - start) / 1000;
     // Where the machine's cycles went (all threads of each process; the client polls meanwhile).
     const cpu = nodes.map((n, i) => cpuSplit(n.proc.pid!, cpu0[i]!, threadCpu(n.proc.pid!), total));

@@ -13,6 +13,13 @@ async function waitFor(cond: () => boolean): Promise<void> {
   }
 }
 
+/** Ends a pool's first worker as a crash would: its thread stops with its requests unanswered. */
+async function crashWorker(pool: VerifyPool): Promise<void> {
+  await (
+    pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }
+  ).slots[0]!.worker.terminate();
+}
+
 /** The signature-verification pool (real worker threads): same verdicts as node:crypto inline. */
 describe('VerifyPool', () => {
   let pool: VerifyPool | undefined;
@@ -29,6 +36,25 @@ describe('VerifyPool', () => {
     const sig = signBytesNode(i % 3 === 0 ? new Uint8Array(32).fill(255 - i) : msg, seed);
     return { msg, sig };
   });
+
+  /**
+   * A pool of one worker that answers each message after 200 ms (test/fixtures/slow-verify-worker.ts),
+   * busy with one request (`first`, true) once this returns: what comes next meets a busy worker.
+   */
+  async function busySlowPool(maxBatch?: number): Promise<{ slow: VerifyPool; first: Promise<boolean> }> {
+    const slow = new VerifyPool({
+      threads: 1,
+      initialThreads: 1,
+      ...(maxBatch ? { maxBatch } : {}),
+      workerFile: new URL('../fixtures/slow-verify-worker.ts', import.meta.url),
+    });
+    pool = slow; // stopped after the test
+    slow.start();
+    await waitFor(() => slow.onlineWorkers() === 1);
+    const first = slow.verify(cases[1]!.sig, cases[1]!.msg, pub);
+    await new Promise((r) => setImmediate(r));
+    return { slow, first };
+  }
 
   it('gives the verdicts node:crypto gives, for requests batched into one worker message', async () => {
     pool = new VerifyPool({ threads: 1, maxBatch: 16 });
@@ -70,67 +96,39 @@ describe('VerifyPool', () => {
   });
 
   it('holds requests made while every worker is busy and sends them together once one answers', async () => {
-    // A worker that answers each message after 200 ms: the second wave comes while it is busy.
-    pool = new VerifyPool({
-      threads: 1,
-      initialThreads: 1,
-      workerFile: new URL('../fixtures/slow-verify-worker.ts', import.meta.url),
-    });
-    pool.start();
-    await waitFor(() => pool!.onlineWorkers() === 1);
-    const first = pool.verify(cases[1]!.sig, cases[1]!.msg, pub);
+    const { slow, first } = await busySlowPool();
+    expect(slow.workload()).toEqual([1]);
+    const wave = cases.map((c) => slow.verify(c.sig, c.msg, pub));
     await new Promise((r) => setImmediate(r));
-    expect(pool.workload()).toEqual([1]);
-    const wave = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
-    await new Promise((r) => setImmediate(r));
-    expect(pool.workload(), 'the wave waits: the worker is busy').toEqual([1]);
+    expect(slow.workload(), 'the wave waits: the worker is busy').toEqual([1]);
     expect(await first).toBe(true);
-    expect(pool.workload(), 'the whole wave went out with the answer').toEqual([60]);
+    expect(slow.workload(), 'the whole wave went out with the answer').toEqual([60]);
     expect(await Promise.all(wave)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
-    expect(pool.workload()).toEqual([0]);
+    expect(slow.workload()).toEqual([0]);
   });
 
   it('holds a wave while its worker still answers the messages of a larger burst', async () => {
     // A burst held for the busy worker goes out in messages of 16: one answer leaves three more.
-    pool = new VerifyPool({
-      threads: 1,
-      initialThreads: 1,
-      maxBatch: 16,
-      workerFile: new URL('../fixtures/slow-verify-worker.ts', import.meta.url),
-    });
-    pool.start();
-    await waitFor(() => pool!.onlineWorkers() === 1);
-    const first = pool.verify(cases[1]!.sig, cases[1]!.msg, pub);
-    await new Promise((r) => setImmediate(r));
-    const burst = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    const { slow, first } = await busySlowPool(16);
+    const burst = cases.map((c) => slow.verify(c.sig, c.msg, pub));
     await new Promise((r) => setImmediate(r));
     expect(await first).toBe(true);
-    expect(pool.workload(), 'the burst went out with the answer').toEqual([60]);
-    const wave = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
+    expect(slow.workload(), 'the burst went out with the answer').toEqual([60]);
+    const wave = cases.map((c) => slow.verify(c.sig, c.msg, pub));
     await burst[0];
-    expect(pool.workload(), 'the wave waits for the rest of the burst').toEqual([44]);
+    expect(slow.workload(), 'the wave waits for the rest of the burst').toEqual([44]);
     const want = cases.map((c) => verifyBytesNode(c.sig, c.msg, pub));
     expect(await Promise.all(burst)).toEqual(want);
     expect(await Promise.all(wave)).toEqual(want);
   });
 
   it('answers the requests it holds for a busy worker when that worker dies', async () => {
-    pool = new VerifyPool({
-      threads: 1,
-      initialThreads: 1,
-      workerFile: new URL('../fixtures/slow-verify-worker.ts', import.meta.url),
-    });
-    pool.start();
-    await waitFor(() => pool!.onlineWorkers() === 1);
-    const first = pool.verify(cases[1]!.sig, cases[1]!.msg, pub);
+    const { slow, first } = await busySlowPool();
+    const held = cases.map((c) => slow.verify(c.sig, c.msg, pub));
     await new Promise((r) => setImmediate(r));
-    const held = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
-    await new Promise((r) => setImmediate(r));
-    expect(pool.workload(), 'the wave is held for the busy worker').toEqual([1]);
-    // Reach the worker as a crash would: it ends before it answers.
-    await (
-      pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }
-    ).slots[0]!.worker.terminate();
+    expect(slow.workload(), 'the wave is held for the busy worker').toEqual([1]);
+    // It ends before it answers.
+    await crashWorker(slow);
     expect(await first).toBe(true);
     expect(await Promise.all(held)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
   });
@@ -142,10 +140,7 @@ describe('VerifyPool', () => {
     const pending = cases.map((c) => pool!.verify(c.sig, c.msg, pub));
     await new Promise((r) => setImmediate(r));
     expect(pool.workload()).toEqual([60]);
-    // Reach the worker as a crash would: its thread ends with the requests unanswered.
-    await (
-      pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }
-    ).slots[0]!.worker.terminate();
+    await crashWorker(pool);
     expect(await Promise.all(pending)).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
     expect(pool.workload()).toEqual([]);
     // Later requests are still answered, and a new worker takes over.
