@@ -189,7 +189,7 @@ async function ingestRun(
   dataDir: string,
   limits: boolean,
   spread: number | undefined,
-  journal = process.env.LEDGER_NODE_JOURNAL === '1',
+  journal = process.env.LEDGER_NODE_JOURNAL !== '0',
 ): Promise<IngestFigures & { cold?: IngestFigures }> {
   const node = await spawnNode(ingestArgs(dataDir, limits), {
     env: {
@@ -271,7 +271,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
   // alternating so the machine's load falls on both alike.
   let journalAb: Record<string, number> = {};
   if (process.env.BENCH_JOURNAL_AB === '1') {
-    const base = process.env.LEDGER_NODE_JOURNAL === '1';
+    const base = process.env.LEDGER_NODE_JOURNAL !== '0';
     const rates: Record<'on' | 'off', number[]> = { on: [], off: [] };
     const cpu: Record<'on' | 'off', number[]> = { on: [], off: [] };
     rates[base ? 'on' : 'off'].push(rate);

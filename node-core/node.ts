@@ -99,6 +99,7 @@ import { addressFromPublicKey, type KeyPair, randomSeed } from './protocol/keys.
 import { loadPowKernelSync } from './protocol/pow-wasm.ts';
 import { StateChain } from './statechain/statechain.ts';
 import { Store } from './store/store.ts';
+import { StoreInUseError } from './store/owner-lock.ts';
 import { NODE_VERSION } from './version.ts';
 
 /**
@@ -114,7 +115,11 @@ export interface ChatOptions {
 
 export interface NodeOptions {
   dataDir: string;
-  /** Answer block writes once journaled rather than flushed by LMDB (default: LEDGER_NODE_JOURNAL=1). */
+  /**
+   * Answer block writes once journaled, with LMDB's commits unsynced behind checkpoints
+   * (store/checkpoint.ts), rather than flushed by LMDB. On by default; LEDGER_NODE_JOURNAL=0 turns
+   * it off.
+   */
   journal?: boolean;
   /** API port (default 8080; 0 picks a free port). */
   apiPort?: number;
@@ -421,8 +426,21 @@ export class LedgerNode {
       ]);
       this.offlinePeerId = peerIdFromPrivateKey(await loadPeerKey(this.dataDir)).toString();
     }
-    const journalOn = this.opts.journal ?? process.env.LEDGER_NODE_JOURNAL === '1';
-    this.store = Store.open({ path: join(this.dataDir, 'ledger.lmdb'), journaled: journalOn });
+    const journalOn = this.opts.journal ?? process.env.LEDGER_NODE_JOURNAL !== '0';
+    try {
+      this.store = Store.open({ path: join(this.dataDir, 'ledger.lmdb'), journaled: journalOn });
+    } catch (e) {
+      if (e instanceof StoreInUseError)
+        throw new NodeStartError(
+          `data directory ${this.dataDir} is in use by another node (process ${e.pid})`,
+        );
+      throw e;
+    }
+    // The last stop was not clean: the store went back to its last checkpoint (store/checkpoint.ts),
+    // and the journal replays what was acknowledged after it.
+    if (this.store.restored === 'restored') this.log?.info('store back at its last checkpoint');
+    else if (this.store.restored === 'other-file')
+      this.log?.warn('a checkpoint of another data file was found and removed (the data file was replaced)');
     try {
       this.statechain = new StateChain({ store: this.store, verify: verifyBytesNode });
       this.statechain.start();
