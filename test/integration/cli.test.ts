@@ -124,6 +124,23 @@ describe('the ledger-node command', () => {
     expect(r.stderr.trim()).toMatch(/^ledger-node: data directory .* is not a directory$/);
   });
 
+  it('refuses a data directory another running node has, naming that process', async () => {
+    const dir = tempDir();
+    const a = await spawnNode(['--data-dir', dir, '--api-port', '0', '--pow-difficulty', '2', '--no-p2p']);
+    try {
+      const r = await run(['--data-dir', dir, '--api-port', '0', '--no-p2p']);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(
+        `ledger-node: data directory ${dir} is in use by another node (process ${a.proc.pid})`,
+      );
+    } finally {
+      await a.stop();
+    }
+    // Stopped, it leaves the directory to the next node.
+    const b = await spawnNode(['--data-dir', dir, '--api-port', '0', '--no-p2p']);
+    await b.stop();
+  });
+
   it('refuses a port that is taken, saying so', async () => {
     const a = await spawnNode([
       '--data-dir',
