@@ -5,8 +5,9 @@ import { dirname } from 'node:path';
  * One process at a time for a journaled store (issue #18): its journal files and checkpoints are
  * written by one process, and a start puts the data file's meta pages back to the last checkpoint
  * (store/checkpoint.ts), which under another live process would tear its store apart. A file next
- * to the data file holds the owner's process id; one left by a process that is gone (a crash, a
- * kill -9) is taken over.
+ * to the data file holds the owner's process id and the machine's boot id (Linux); one left by a
+ * process that is gone (a crash, a kill -9) or by an earlier boot (its id may now be another
+ * program's) is taken over.
  */
 export class StoreInUseError extends Error {
   readonly code = 'store_in_use';
@@ -20,6 +21,15 @@ export class StoreInUseError extends Error {
 
 export function ownerLockPath(dataFile: string): string {
   return `${dataFile}-owner`;
+}
+
+/** This boot of the machine (Linux); '' where the system does not say. */
+export function bootId(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
 
 function alive(pid: number): boolean {
@@ -41,7 +51,7 @@ export function takeOwnerLock(dataFile: string): () => void {
     try {
       const fd = openSync(path, 'wx', 0o600);
       try {
-        writeSync(fd, `${process.pid}\n`);
+        writeSync(fd, `${process.pid} ${bootId()}\n`);
       } finally {
         closeSync(fd);
       }
@@ -55,12 +65,16 @@ export function takeOwnerLock(dataFile: string): () => void {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     let pid = Number.NaN;
+    let boot = '';
     try {
-      pid = Number(readFileSync(path, 'utf8').trim());
+      const [p, b] = readFileSync(path, 'utf8').trim().split(' ');
+      pid = Number(p);
+      boot = b ?? '';
     } catch {
       // removed meanwhile: try again
     }
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
+    const sameBoot = boot === '' || bootId() === '' || boot === bootId();
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && sameBoot && alive(pid))
       throw new StoreInUseError(dataFile, pid);
     rmSync(path, { force: true }); // left by a process that is gone
   }
