@@ -225,8 +225,6 @@ export class Checkpointer {
   private queued: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  /** Checkpoints taken (diagnostics, tests). */
-  taken = 0;
 
   constructor(root: RootDatabase, fd: number, dataFile: string, opts: CheckpointerOptions = {}) {
     this.root = root;
@@ -294,7 +292,6 @@ export class Checkpointer {
       }
       this.seq = seq;
       this.recorded = metaTxnId(metas!, this.pageSize);
-      this.taken += 1;
     } catch (e) {
       pin.done();
       throw e;
