@@ -160,7 +160,7 @@ export class Store {
 
   /** See flushWaiters. */
   private unflushed = 0;
-  /** LMDB's data file, open for `durable()` when the store is journaled (StoreOptions.journaled). */
+  /** LMDB's data file, open for checkpoints when the store is journaled (StoreOptions.journaled). */
   private dataFile: number | undefined;
   private readonly path: string;
   private readonly journaled: boolean;
@@ -269,7 +269,8 @@ export class Store {
     });
     const store = new Store(
       root,
-      opts.journaled === true ? openSync(dataFilePath(opts.path), 'r') : undefined,
+      // Read-write: Windows flushes a file (fdatasync) only through a handle that may write it.
+      opts.journaled === true ? openSync(dataFilePath(opts.path), 'r+') : undefined,
       opts.path,
       { journaled: opts.journaled === true, restored, checkpointMs: opts.checkpointMs },
     );
