@@ -4,12 +4,14 @@ import {
   fdatasync,
   fdatasyncSync,
   openSync,
+  readFileSync,
   readSync,
   rmSync,
   statSync,
   writeSync,
 } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import type { RootDatabase } from 'lmdb';
 
@@ -122,33 +124,17 @@ export function decodeCheckpoint(bytes: Uint8Array): CheckpointRecord | undefine
   };
 }
 
-function readFileIfAny(path: string): Uint8Array | undefined {
-  try {
-    const fd = openSync(path, 'r');
-    try {
-      const size = statSync(path).size;
-      const out = new Uint8Array(size);
-      let at = 0;
-      while (at < size) {
-        const n = readSync(fd, out, at, size - at, at);
-        if (n === 0) break;
-        at += n;
-      }
-      return out.subarray(0, at);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
-}
-
 /** The newest valid checkpoint of a data file, if any. */
 export function readCheckpoint(dataFile: string): CheckpointRecord | undefined {
   let best: CheckpointRecord | undefined;
   for (const path of checkpointPaths(dataFile)) {
-    const bytes = readFileIfAny(path);
-    const r = bytes === undefined ? undefined : decodeCheckpoint(bytes);
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(path);
+    } catch {
+      continue; // no such slot (yet)
+    }
+    const r = decodeCheckpoint(bytes);
     if (r !== undefined && (best === undefined || r.seq > best.seq)) best = r;
   }
   return best;
@@ -170,14 +156,13 @@ function readMetas(fd: number, pageSize: number): Uint8Array {
 }
 
 /**
- * Before LMDB opens the file: puts back the newest checkpoint's meta pages where the file's differ
- * (a stop that was not clean). 'other-file' when the checkpoint was taken of another file (the data
- * file was replaced): it is left alone, and the caller removes the stale checkpoint.
+ * Before LMDB opens the file: puts back the meta pages of `r`, the data file's newest checkpoint
+ * (readCheckpoint), where the file's differ (a stop that was not clean). 'other-file' when the
+ * checkpoint was taken of another file (the data file was replaced): it is left alone, and the
+ * caller removes the stale checkpoint.
  */
-export function restoreCheckpoint(dataFile: string): RestoreOutcome {
-  if (!existsSync(dataFile)) return 'none';
-  const r = readCheckpoint(dataFile);
-  if (r === undefined) return 'none';
+export function restoreCheckpoint(dataFile: string, r: CheckpointRecord | undefined): RestoreOutcome {
+  if (r === undefined || !existsSync(dataFile)) return 'none';
   const id = fileIdOf(dataFile);
   if (id.inode !== r.fileId.inode || id.birthNs !== r.fileId.birthNs) return 'other-file';
   const fd = openSync(dataFile, 'r+');
@@ -192,13 +177,13 @@ export function restoreCheckpoint(dataFile: string): RestoreOutcome {
   }
 }
 
-function fdatasyncAsync(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fdatasync(fd, (e) => (e ? reject(e) : resolve())));
-}
+const fdatasyncAsync = promisify(fdatasync);
 
 export interface CheckpointerOptions {
   /** A checkpoint runs this often while commits happen (the longest a pin holds freed pages). */
   intervalMs?: number;
+  /** The sequence number of the newest checkpoint already there (the next one follows it). */
+  lastSeq?: number;
 }
 
 /** Pinned read transaction of lmdb-js (useReadTransaction). */
@@ -233,7 +218,7 @@ export class Checkpointer {
     this.fileId = fileIdOf(dataFile);
     this.pageSize = (root.getStats() as { pageSize: number }).pageSize;
     this.intervalMs = opts.intervalMs ?? 1000;
-    this.seq = readCheckpoint(dataFile)?.seq ?? 0;
+    this.seq = opts.lastSeq ?? 0;
   }
 
   start(): void {

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { parseJson } from '../protocol/json.ts';
 import {
+  type CheckpointRecord,
   Checkpointer,
   readCheckpoint,
   type RestoreOutcome,
@@ -163,8 +164,7 @@ export class Store {
   /** LMDB's data file, open for checkpoints when the store is journaled (StoreOptions.journaled). */
   private dataFile: number | undefined;
   private readonly path: string;
-  private readonly journaled: boolean;
-  /** A journaled store's checkpoints. */
+  /** A journaled store's checkpoints (undefined: not journaled). */
   private readonly checkpoints: Checkpointer | undefined;
   /** What the open did about the last checkpoint (a journaled store, or one that was). */
   readonly restored: RestoreOutcome;
@@ -178,16 +178,16 @@ export class Store {
     root: RootDatabase,
     dataFile: number | undefined,
     path: string,
-    opts: { journaled: boolean; restored: RestoreOutcome; checkpointMs?: number },
+    opts: { journaled: boolean; restored: RestoreOutcome; checkpointMs?: number; lastSeq?: number },
   ) {
     this.root = root;
     this.dataFile = dataFile;
     this.path = path;
-    this.journaled = opts.journaled;
     this.restored = opts.restored;
     if (opts.journaled && dataFile !== undefined) {
       this.checkpoints = new Checkpointer(root, dataFile, dataFilePath(path), {
         intervalMs: opts.checkpointMs,
+        lastSeq: opts.lastSeq,
       });
       this.checkpoints.start();
     }
@@ -235,11 +235,12 @@ export class Store {
     // checkpoint, onto which the ledger's journal replays. A store no longer journaled does the same
     // once, then syncs its commits itself and needs no checkpoint.
     const file = existsSync(opts.path) ? dataFilePath(opts.path) : undefined;
-    const checkpointed = file !== undefined && readCheckpoint(file) !== undefined;
+    const checkpoint = file === undefined ? undefined : readCheckpoint(file);
     // Only the process that owns the store puts meta pages back (owner-lock.ts).
-    const release = opts.journaled === true || checkpointed ? takeOwnerLock(opts.path) : undefined;
+    const release =
+      opts.journaled === true || checkpoint !== undefined ? takeOwnerLock(opts.path) : undefined;
     try {
-      return Store.openOwned(opts, file, release);
+      return Store.openOwned(opts, file, checkpoint, release);
     } catch (e) {
       release?.();
       throw e;
@@ -249,9 +250,10 @@ export class Store {
   private static openOwned(
     opts: StoreOptions,
     file: string | undefined,
+    checkpoint: CheckpointRecord | undefined,
     release: (() => void) | undefined,
   ): Store {
-    const restored = file === undefined ? 'none' : restoreCheckpoint(file);
+    const restored = file === undefined ? 'none' : restoreCheckpoint(file, checkpoint);
     if (file !== undefined && (opts.journaled !== true || restored === 'other-file')) removeCheckpoints(file);
     const root = open({
       path: opts.path,
@@ -272,7 +274,13 @@ export class Store {
       // Read-write: Windows flushes a file (fdatasync) only through a handle that may write it.
       opts.journaled === true ? openSync(dataFilePath(opts.path), 'r+') : undefined,
       opts.path,
-      { journaled: opts.journaled === true, restored, checkpointMs: opts.checkpointMs },
+      {
+        journaled: opts.journaled === true,
+        restored,
+        checkpointMs: opts.checkpointMs,
+        // A replaced file's checkpoints were removed: numbering starts again.
+        lastSeq: restored === 'other-file' ? undefined : checkpoint?.seq,
+      },
     );
     // A store that was journaled and no longer is needs no owner once its checkpoints are gone.
     if (opts.journaled === true) store.releaseOwner = release;
@@ -433,7 +441,7 @@ export class Store {
       renameSync(copy, file);
       syncDir(dirname(file));
       // A journaled store's checkpoints describe the old file (its inode): the copy is synced whole.
-      if (this.journaled) removeCheckpoints(file);
+      if (this.checkpoints !== undefined) removeCheckpoints(file);
     } catch (e) {
       if (!rootClosed) await this.root.close();
       if (existsSync(copy)) unlinkSync(copy);

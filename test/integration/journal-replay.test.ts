@@ -12,7 +12,7 @@ import type { Block } from '../../node-core/protocol/block.ts';
 import type { JsonValue } from '../../node-core/protocol/json.ts';
 import { Account, http, type Kit, submit } from '../helpers/ledger-kit.ts';
 import { type CliNode, kill9, quickNodeArgs, spawnCliNode } from '../helpers/cli-node.ts';
-import { tempDir } from '../helpers/node.ts';
+import { tempDir, waitFor } from '../helpers/node.ts';
 
 /**
  * The ledger's write-ahead journal (ledger/block-journal.ts) with real node processes and real LMDB:
@@ -64,16 +64,15 @@ const replayed = (inst: Instance) =>
 
 /** Resolves once the store's last checkpoint holds the meta pages its data file has now. */
 async function checkpointed(dataFile: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const ckpt = readCheckpoint(dataFile);
-    if (ckpt !== undefined) {
-      const now = readFileSync(dataFile).subarray(0, 2 * ckpt.pageSize);
-      if (Buffer.compare(now, ckpt.metas) === 0) return;
-    }
-    if (Date.now() > deadline) throw new Error('no checkpoint covered the last commit');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(
+    () => {
+      const ckpt = readCheckpoint(dataFile);
+      const now = ckpt && readFileSync(dataFile).subarray(0, 2 * ckpt.pageSize);
+      return ckpt !== undefined && Buffer.compare(now!, ckpt.metas) === 0;
+    },
+    10_000,
+    'a checkpoint covering the last commit',
+  );
 }
 
 /** The accounts build for the restarted node (its API port is new each start). */
