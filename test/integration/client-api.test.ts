@@ -128,7 +128,8 @@ describe('typed client against a real node', () => {
     const c = new LedgerClient(t.node.url, {
       sleep: (ms) => (waits.push(ms), new Promise((r) => setTimeout(r, ms))),
     });
-    await c.get('/health');
+    // Again the bucket may refill between two asks: ask until one is refused, waited out and answered.
+    for (let i = 0; i < 200 && waits.length === 0; i++) await c.get('/health');
     expect(waits.length).toBeGreaterThanOrEqual(1);
     expect(waits[0]).toBeGreaterThanOrEqual(1000);
   });
