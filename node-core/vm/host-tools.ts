@@ -43,21 +43,30 @@ function exited(stat: string): boolean {
 }
 
 /** How long a just-spawned process may take to become the program it runs (exec). */
-export const EXEC_GRACE_MS = 5000;
+const EXEC_GRACE_MS = 5000;
 
 /**
- * Whether a process just spawned is still on its way: alive, but its command line is not the
- * program's yet (between fork and exec it is the parent's; on a loaded machine that lasts a while).
+ * Where a process just spawned for `marker` stands, from one reading of /proc: 'running' once it is
+ * the program (its command line names the marker), 'starting' while alive with the parent's command
+ * line (between fork and exec; on a loaded machine that lasts a while), 'gone' once it has exited.
+ * One reading, not processRuns then a second look: an exec landing between two readings made a
+ * starting process look neither starting nor running, so a launch that was fine was called failed.
  */
-export function processStarting(pid: number, marker: string): boolean {
-  if (!Number.isInteger(pid) || pid <= 1 || isZombie(pid)) return false;
+export function launchPhase(pid: number, marker: string): 'running' | 'starting' | 'gone' {
+  if (!Number.isInteger(pid) || pid <= 1) return 'gone';
   try {
-    return !readFileSync(`/proc/${pid}/cmdline`, 'latin1')
-      .split('\0')
-      .some((a) => a.includes(marker));
+    if (exited(readFileSync(`/proc/${pid}/stat`, 'latin1'))) return 'gone';
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+    return cmdline.split('\0').some((a) => a.includes(marker)) ? 'running' : 'starting';
   } catch {
-    return false;
+    return 'gone';
   }
+}
+
+/** Whether a launch spawned at `spawnedAt` has failed: its process is gone, or never became the program. */
+export function launchExited(pid: number, marker: string, spawnedAt: number): boolean {
+  const phase = launchPhase(pid, marker);
+  return phase === 'gone' || (phase === 'starting' && Date.now() >= spawnedAt + EXEC_GRACE_MS);
 }
 
 function isZombie(pid: number): boolean {

@@ -20,8 +20,7 @@ import {
   killGroup,
   nowNsDigits,
   processRuns,
-  processStarting,
-  EXEC_GRACE_MS,
+  launchExited,
   sleep,
   sshAnswers,
   tcpConnect,
@@ -197,10 +196,7 @@ export class QemuDriver implements VmDriver {
       for (;;) {
         if (opts.signal?.aborted) throw new VmError('launch_failed', 'launch aborted');
         // Right after spawn the child may not have become qemu yet: that is not an exit.
-        if (
-          !processRuns(pid, dir) &&
-          !(processStarting(pid, dir) && Date.now() < spawnedAt + EXEC_GRACE_MS)
-        ) {
+        if (launchExited(pid, dir, spawnedAt)) {
           throw new VmError(
             'launch_failed',
             `qemu exited: ${tail(join(dir, 'qemu.log'))} ${tail(join(dir, 'console.log'))}`,

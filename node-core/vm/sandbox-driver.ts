@@ -21,8 +21,7 @@ import {
   nowNsDigits,
   processesInPidNs,
   processRuns,
-  processStarting,
-  EXEC_GRACE_MS,
+  launchExited,
   run,
   sleep,
   sshAnswers,
@@ -300,7 +299,7 @@ export class SandboxDriver implements VmDriver {
       for (;;) {
         if (opts.signal?.aborted) throw new VmError('launch_failed', 'launch aborted');
         // Right after spawn the child may not have become bubblewrap yet: that is not an exit.
-        if (!processRuns(pid, dir) && !(processStarting(pid, dir) && Date.now() < spawnedAt + EXEC_GRACE_MS))
+        if (launchExited(pid, dir, spawnedAt))
           throw new VmError('launch_failed', `sandbox exited: ${tail(join(dir, 'sandbox.log'))}`);
         if (await sshAnswers(port, 500)) break;
         if (Date.now() > deadline)
