@@ -860,7 +860,9 @@ export class Ledger extends LedgerReads {
         const r = o.value as SubmitResult;
         if (r.status === 'duplicate') continue;
         if (r.status !== 'accepted') return undefined; // staged conflict candidate
-        const record = encodeBlockRecord({ block: r.block, height: r.height }, op.hashed.canonical);
+        const record =
+          this.recordsPut.get(r.block) ??
+          encodeBlockRecord({ block: r.block, height: r.height }, op.hashed.canonical);
         entries.push({ kind: 'block', record, finalized: r.finalized === true });
       } else if (op.kind === 'finalize') entries.push({ kind: 'finalize', items: op.items });
       else if (op.kind === 'lock') entries.push({ kind: 'lock', position: op.position, hash: op.hash });
@@ -1027,6 +1029,12 @@ export class Ledger extends LedgerReads {
 
   // ---- storage helpers (every key layout lives in codec.ts) ----------------------------------------
 
+  /**
+   * Each block's stored record as its group wrote it, for the group's journal frame (the same bytes;
+   * encoding them again cost a few µs a block at ingest).
+   */
+  private readonly recordsPut = new WeakMap<SignedBlock, Uint8Array>();
+
   /** Appends a block: its record under the next sequence number, its hash and chain entries. */
   private putBlock(ctx: WriteContext, block: SignedBlock, height: number, hashed?: HashedBlock): void {
     const seq = ctx.counters.next_seq;
@@ -1034,7 +1042,9 @@ export class Ledger extends LedgerReads {
     ctx.counters.blocks += 1;
     const seqBytes = seqKey(seq);
     const hashBytes = hashed?.hash ?? hashKey(block.hash);
-    this.store.blocks.putSync(seqBytes, encodeBlockRecord({ block, height }, hashed?.canonical));
+    const record = encodeBlockRecord({ block, height }, hashed?.canonical);
+    this.store.blocks.putSync(seqBytes, record);
+    this.recordsPut.set(block, record);
     this.store.hashes.putSync(hashBytes, seqBytes);
     const entry = new Uint8Array(40);
     entry.set(seqBytes);
