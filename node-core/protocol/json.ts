@@ -227,54 +227,72 @@ export function parseJson(text: string, opts: ParseOptions = {}): JsonValue {
  * numbers beyond 2^53 (they have already lost precision: such values must be bigint).
  */
 export function stringifyJson(value: unknown, indent = 0): string {
-  const parts: string[] = [];
-  write(value, parts, indent > 0 ? ' '.repeat(indent) : '', '');
-  return parts.join('');
+  return write(value, indent > 0 ? ' '.repeat(indent) : '', '');
 }
 
-function write(v: unknown, out: string[], step: string, pad: string): void {
+/**
+ * Object keys as JSON strings, kept: the same few keys (a block's fields) are written for every
+ * answer. Bounded, as keys come from data too (an app's stored documents).
+ */
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (quotedKeys.size < 1024) quotedKeys.set(k, q);
+  }
+  return q;
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * One value's text. Built by concatenation, own keys walked with for-in: Object.entries, a parts
+ * array and a join made an answer's block cost 3.1-3.7 µs against 1.9 this way (ingest profile:
+ * the 201's body was among the largest allocators per block).
+ */
+function write(v: unknown, step: string, pad: string): string {
   switch (typeof v) {
     case 'bigint':
-      out.push(v.toString());
-      return;
+      return v.toString();
     case 'number':
       if (!Number.isFinite(v)) throw new TypeError('cannot serialize a non-finite number');
       if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
         throw new TypeError(`integer ${v} exceeds 2^53: use bigint`);
       }
-      out.push(JSON.stringify(v));
-      return;
+      return JSON.stringify(v);
     case 'string':
     case 'boolean':
-      out.push(JSON.stringify(v));
-      return;
-    case 'object':
-      if (v === null) out.push('null');
-      else if (v instanceof RawJson) out.push(v.text);
-      else if (Array.isArray(v)) {
-        if (v.length === 0) return void out.push('[]');
-        const inner = pad + step;
-        out.push('[');
-        v.forEach((item, i) => {
-          if (i > 0) out.push(',');
-          if (step) out.push('\n', inner);
-          write(item === undefined ? null : item, out, step, inner);
-        });
-        out.push(step ? `\n${pad}]` : ']');
-      } else {
-        const entries = Object.entries(v as Record<string, unknown>).filter(([, item]) => item !== undefined);
-        if (entries.length === 0) return void out.push('{}');
-        const inner = pad + step;
-        out.push('{');
-        entries.forEach(([k, item], i) => {
-          if (i > 0) out.push(',');
-          if (step) out.push('\n', inner);
-          out.push(JSON.stringify(k), step ? ': ' : ':');
-          write(item, out, step, inner);
-        });
-        out.push(step ? `\n${pad}}` : '}');
+      return JSON.stringify(v);
+    case 'object': {
+      if (v === null) return 'null';
+      if (v instanceof RawJson) return v.text;
+      const inner = pad + step;
+      if (Array.isArray(v)) {
+        if (v.length === 0) return '[]';
+        let out = '[';
+        for (let i = 0; i < v.length; i++) {
+          if (i > 0) out += ',';
+          if (step) out += '\n' + inner;
+          const item: unknown = v[i];
+          out += write(item === undefined ? null : item, step, inner);
+        }
+        return out + (step ? `\n${pad}]` : ']');
       }
-      return;
+      let out = '{';
+      let empty = true;
+      for (const k in v) {
+        if (!hasOwn.call(v, k)) continue;
+        const item = (v as Record<string, unknown>)[k];
+        if (item === undefined) continue;
+        if (!empty) out += ',';
+        empty = false;
+        if (step) out += '\n' + inner;
+        out += quotedKey(k) + (step ? ': ' : ':') + write(item, step, inner);
+      }
+      return empty ? '{}' : out + (step ? `\n${pad}}` : '}');
+    }
     default:
       throw new TypeError(`cannot serialize a ${typeof v}`);
   }
