@@ -101,7 +101,8 @@ export class LedgerReads {
   }
 
   getAccount(address: string): AccountRecord | undefined {
-    const bytes = this.store.accounts.get(accountKey(address));
+    // The shared read buffer (see below): decodeAccount copies every field out and keeps no view.
+    const bytes = this.store.accounts.getBinaryFast(accountKey(address));
     return bytes === undefined ? undefined : decodeAccount(bytes);
   }
 
