@@ -18,17 +18,14 @@ import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
  */
 let scratch = new Uint8Array(4096);
 let scratchView = new DataView(scratch.buffer);
-/** The Writer encoding now: a second one started before it is done is a bug, caught by done(). */
-let current: Writer | undefined;
+/** Writers started so far: one started before another is done (a nested encoding) is a bug, caught by done(). */
+let started = 0;
 
 class Writer {
   private buf = scratch;
   private view = scratchView;
   len = 0;
-
-  constructor() {
-    current = this;
-  }
+  private readonly number = ++started;
 
   private ensure(n: number): void {
     if (this.len + n <= this.buf.length) return;
@@ -81,8 +78,7 @@ class Writer {
     return this.u32(b.length).bytes(b);
   }
   done(): Uint8Array {
-    if (current !== this) throw new Error('codec: a record was encoded inside another one');
-    current = undefined;
+    if (this.number !== started) throw new Error('codec: a record was encoded inside another one');
     return this.buf.slice(0, this.len);
   }
 }
