@@ -223,7 +223,7 @@ export default async function benchNetwork(log: (line: string) => void): Promise
       for (const n of nodes) {
         const info = await json<Record<string, unknown>>(`${n.url}/node`);
         log(
-          `debug ${n.url}: ${JSON.stringify({ sync: info.sync, gossip_published: info.gossip_published })}`,
+          `debug ${n.url}: ${JSON.stringify({ sync: info.sync, gossip_published: info.gossip_published, parked_blocks: info.parked_blocks })}`,
         );
       }
     }

@@ -20,6 +20,7 @@ import { Consensus, type ConsensusTiming } from './consensus/consensus.ts';
 import type { VoteThrottleOptions } from './consensus/vote-throttle.ts';
 import { publicKeyFromSeedNode, signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
+import { ArrivalOrder } from './net/arrival-order.ts';
 import { PreverifiedSignatures } from './net/preverified.ts';
 import { countVoteBatch, countVotes } from './net/vote-intake.ts';
 import {
@@ -325,6 +326,8 @@ export class LedgerNode {
   selfRegistration: SelfRegistration | undefined;
   /** Blocks that arrived by gossip: they are relayed by gossip itself, not published again. */
   private readonly fromGossip = new Set<string>();
+  /** Gossiped blocks between arrival and submission, so that they are submitted in order. */
+  private readonly arriving = new ArrivalOrder();
   /** Gossiped blocks waiting for the block they depend on, by that block's hash. */
   private readonly parked = new Map<string, Parameters<Ledger['submit']>[0][]>();
   private parkedCount = 0;
@@ -333,6 +336,8 @@ export class LedgerNode {
    * rounds fetch them again; the count is in `GET /node` as `dropped_blocks`.
    */
   droppedBlocks = 0;
+  /** Gossiped blocks that waited for a block they depend on (`parked_blocks` in `GET /node`). */
+  parkedBlocks = 0;
   nodeKey!: KeyPair;
   adminToken: string | undefined;
   adminTokenFile: string | undefined;
@@ -1301,9 +1306,12 @@ export class LedgerNode {
    */
   private async blockFromPeer(block: Parameters<Ledger['submit']>[0]): Promise<Verdict> {
     if (!block.hash || this.ledger.getBlock(block.hash)) return 'ignore';
+    const hash = block.hash;
+    const handedOver = this.arriving.arrive(hash);
     try {
       await this.ledger.precheck(block, { live: true });
     } catch (e) {
+      handedOver();
       // A block this node cannot judge yet is no fault of the relaying peer (L-19): ignored, neither
       // relayed nor penalised; one missing a block it depends on waits for that block.
       if (e instanceof LedgerError && e.retryable) {
@@ -1312,8 +1320,25 @@ export class LedgerNode {
       }
       return 'reject';
     }
-    this.fromGossip.add(block.hash);
-    this.ledger.submit(block, { live: true }).then(
+    this.fromGossip.add(hash);
+    void this.submitFromPeer(block, handedOver);
+    return 'accept';
+  }
+
+  /** Submits a gossiped block after the blocks it builds on that arrived before it (ArrivalOrder). */
+  private async submitFromPeer(
+    block: Parameters<Ledger['submit']>[0],
+    handedOver: () => void,
+  ): Promise<void> {
+    let outcome: ReturnType<Ledger['submit']>;
+    try {
+      await this.arriving.after([block.previous, block.source]);
+      // Queued now: those handed over before it were queued in as many turns, so before it.
+      outcome = this.ledger.submit(block, { live: true });
+    } finally {
+      handedOver();
+    }
+    outcome.then(
       (r) => {
         if (r.status !== 'accepted') this.fromGossip.delete(block.hash!);
       },
@@ -1325,7 +1350,6 @@ export class LedgerNode {
         else this.log?.debug({ hash: block.hash, err: (e as Error).message }, 'gossiped block refused');
       },
     );
-    return 'accept';
   }
 
   /**
@@ -1351,6 +1375,7 @@ export class LedgerNode {
     list.push(block);
     this.parked.set(needs, list);
     this.parkedCount += 1;
+    this.parkedBlocks += 1;
     setTimeout(() => {
       const still = this.parked.get(needs);
       if (!still?.includes(block)) return;

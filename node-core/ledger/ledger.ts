@@ -473,14 +473,20 @@ export class Ledger extends LedgerReads {
 
     const opening = block.previous === ZERO_HASH;
     const keyUsed = await this.checkSignature(block, hashed.hash);
-    this.prechecked.delete(block.hash);
 
     const declares = opening && !block.signatures && block.pub_key !== undefined;
     if (declares && !this.openingKeys.has(block.account)) this.openingKeys.set(block.account, block.pub_key!);
     try {
-      return await new Promise<SubmitResult>((resolve, reject) => {
+      const result = await new Promise<SubmitResult>((resolve, reject) => {
         this.enqueue({ kind: 'block', block, hashed, keyUsed, live: opts.live, resolve, reject });
       });
+      this.prechecked.delete(block.hash);
+      return result;
+    } catch (e) {
+      // Refused for now (a block it depends on is missing): kept, so the retry (a parked gossiped
+      // block) is not verified again. Refused for good: forgotten.
+      if (!(e instanceof LedgerError && e.retryable)) this.prechecked.delete(block.hash);
+      throw e;
     } finally {
       if (declares && this.openingKeys.get(block.account) === block.pub_key)
         this.openingKeys.delete(block.account);

@@ -129,7 +129,8 @@ describe('a hostile peer', () => {
     const peer = await gossipPeer(a, 2);
     try {
       const kit = await kitOf(a);
-      const before = (await a.client.get<{ dropped_blocks: number }>('/node')).dropped_blocks;
+      const counts = () => a.client.get<{ dropped_blocks: number; parked_blocks: number }>('/node');
+      const { dropped_blocks: before, parked_blocks: parkedBefore } = await counts();
       // Valid on its own (signature, key, proof of work), but it receives a send nobody has.
       const signer = new Account(kit);
       const orphan = sealed(
@@ -146,12 +147,13 @@ describe('a hostile peer', () => {
         kit,
       );
       await peer.services.pubsub.publish(TOPICS.blocks, encodeBlockMessage(orphan));
-      // It waits for its source (5 s), then is given up on and counted.
+      // It waits for its source (5 s, counted as parked), then is given up on and counted.
       await waitFor(
-        async () => (await a.client.get<{ dropped_blocks: number }>('/node')).dropped_blocks === before + 1,
-        15_000,
-        'the orphan dropped',
+        async () => (await counts()).parked_blocks === parkedBefore + 1,
+        10_000,
+        'the orphan parked',
       );
+      await waitFor(async () => (await counts()).dropped_blocks === before + 1, 15_000, 'the orphan dropped');
       expect(await a.client.block(orphan.hash!)).toBeUndefined();
       expect((await a.client.get<{ status: string }>('/health')).status).toBe('ok');
     } finally {

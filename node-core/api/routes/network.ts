@@ -208,6 +208,8 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           accounts: c.accounts,
           block_count: c.blocks,
           dropped_blocks: node.droppedBlocks,
+          // Gossiped blocks that arrived before a block they build on and waited for it.
+          parked_blocks: node.parkedBlocks,
           delegation_underflows: c.delegation_underflows,
           total_delegated_weight: w.total.toString(),
           representatives: w.weights.size,

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LedgerError } from '../../node-core/ledger/errors.ts';
+import { Account, type Kit, kitOf, XE } from '../helpers/ledger-kit.ts';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+
+/**
+ * A gossiped block is checked (precheck: hash, proof of work, signature) before it is relayed, then
+ * submitted. One that arrives before its previous is refused for now and parked; when it is tried
+ * again, its signature is not verified a second time. One refused for good is forgotten: the same
+ * block submitted later is verified again. Real node, real verify pool (its calls counted).
+ */
+describe('a prechecked block refused for now', () => {
+  let t: TestNode;
+  let kit: Kit;
+  let verifies = 0;
+
+  beforeAll(async () => {
+    t = await startTestNode();
+    kit = await kitOf(t);
+    const pool = t.node.verifyPool;
+    const verify = pool.verify.bind(pool);
+    pool.verify = (...args) => {
+      verifies += 1;
+      return verify(...args);
+    };
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('is not verified again when it is retried after its previous block', async () => {
+    const a = new Account(kit);
+    await a.claim(10n * XE);
+    const dest = new Account(kit).address;
+    const first = a.sendBlock(dest, 1n);
+    a.advance(first); // built on locally, not submitted yet
+    const second = a.sendBlock(dest, 1n);
+
+    const before = verifies;
+    await t.node.ledger.precheck(second, { live: true });
+    expect(verifies).toBe(before + 1);
+    const early = await t.node.ledger.submit(second, { live: true }).catch((e: unknown) => e);
+    expect(early).toBeInstanceOf(LedgerError);
+    expect(early).toMatchObject({ code: 'previous_not_found', retryable: true });
+
+    await t.node.ledger.submit(first, { live: true });
+    expect(verifies).toBe(before + 2); // the first block's own check
+    const retried = await t.node.ledger.submit(second, { live: true });
+    expect(retried.status).toBe('accepted');
+    expect(verifies).toBe(before + 2);
+  });
+
+  it('is verified again once it was refused for good', async () => {
+    const a = new Account(kit);
+    await a.claim(10n * XE);
+    // Claims a balance that does not follow from the chain: refused whatever arrives later.
+    const wrong = a.build({
+      type: 'send',
+      asset: 'XE',
+      destination: new Account(kit).address,
+      amount: 1n,
+      balance: 5n,
+    });
+
+    const before = verifies;
+    await t.node.ledger.precheck(wrong, { live: true });
+    const refused = await t.node.ledger.submit(wrong, { live: true }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LedgerError);
+    expect((refused as LedgerError).retryable).toBe(false);
+    expect(verifies).toBe(before + 1);
+    await t.node.ledger.submit(wrong, { live: true }).catch(() => {});
+    expect(verifies).toBe(before + 2);
+  });
+});
