@@ -16,9 +16,11 @@ import { ensureRendererBuilt, launchChromium, ROOT, startUiNode, type UiNode } f
  * The status bar during a catch-up (issue #18), in Chromium against real nodes on loopback: a node
  * with an empty ledger shows its page first, then a peer holding CHAINS x PER_CHAIN blocks connects;
  * while the node catches up the status bar says "Catching up: N % (…)", and once it is done the line
- * is gone and the block count is the peer's.
+ * is gone and the block count is the peer's. The window asks the node every 3 s: the history is large
+ * enough (32,001 blocks, about 9 s of catch-up here) that the line is seen more than once; with 8,001
+ * the catch-up once ended between two asks and the line was never shown.
  */
-const CHAINS = 160;
+const CHAINS = 640;
 const PER_CHAIN = 50;
 const TOTAL = CHAINS * PER_CHAIN + 1;
 const SHOTS = join(ROOT, 'test-artifacts', 'screenshots');
