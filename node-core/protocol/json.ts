@@ -245,8 +245,6 @@ function quotedKey(k: string): string {
   return q;
 }
 
-const hasOwn = Object.prototype.hasOwnProperty;
-
 /**
  * One value's text. Built by concatenation, own keys walked with for-in: Object.entries, a parts
  * array and a join made an answer's block cost 3.1-3.7 µs against 1.9 this way (ingest profile:
@@ -283,7 +281,7 @@ function write(v: unknown, step: string, pad: string): string {
       let out = '{';
       let empty = true;
       for (const k in v) {
-        if (!hasOwn.call(v, k)) continue;
+        if (!Object.hasOwn(v, k)) continue;
         const item = (v as Record<string, unknown>)[k];
         if (item === undefined) continue;
         if (!empty) out += ',';

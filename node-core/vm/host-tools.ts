@@ -26,14 +26,7 @@ export function findBinary(name: string): string | undefined {
  * a host reboot the pid may belong to something else entirely.
  */
 export function processRuns(pid: number, marker: string): boolean {
-  if (!Number.isInteger(pid) || pid <= 1) return false;
-  try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return !exited(stat) && cmdline.split('\0').some((a) => a.includes(marker));
-  } catch {
-    return false;
-  }
+  return launchPhase(pid, marker) === 'running';
 }
 
 /** A zombie (state Z) has exited: only its parent has not reaped it yet. */
