@@ -6,11 +6,12 @@ import { isHex } from '../protocol/hex.ts';
 import type { JsonPath, JsonValue } from '../protocol/json.ts';
 import { decodeStateBlock, stateBlockToJson } from '../protocol/statechain.ts';
 import { StateChainError, type StateChain } from '../statechain/statechain.ts';
+import { sha256Node } from '../fastpath/block-hash.ts';
 import { NetError } from './errors.ts';
 import { voteFromJson, voteToJson } from './gossip.ts';
 import type { P2PHost } from './host.ts';
 import type { PreverifiedSignatures } from './preverified.ts';
-import { countVotes, Slicer } from './vote-intake.ts';
+import { countEncodedVoteBatches, countVotes, Slicer } from './vote-intake.ts';
 import {
   CHAINS_ACCOUNTS,
   CHAINS_ANSWER_MAX,
@@ -66,6 +67,15 @@ export interface SyncProgress {
   pages: number;
 }
 
+/**
+ * A `final_votes` answer: single votes (JSON), and, when asked with `batches: true`, batch-signed
+ * vote batches (protocol/vote-batch.ts) in base64. A peer of an older version sends `votes` only.
+ */
+interface FinalVotesAnswer {
+  votes: unknown[];
+  batches?: unknown[];
+}
+
 export interface SyncDeps {
   host: P2PHost;
   ledger: Ledger;
@@ -108,6 +118,13 @@ export class Syncer {
     duplicates: 0,
     pages: 0,
   };
+  /** Final votes counted from `final_votes` answers: sent singly, or in batch-signed batches. */
+  readonly finalVotesIn = { single: 0, batched: 0 };
+  /**
+   * Whether `final_votes` asked with `batches` is answered batch-signed; false answers as a version
+   * before the format did, single votes only (tests of a newer node syncing from an older one).
+   */
+  answersBatches = true;
   /** Hashes of blocks a page is applying now: committed history is not relayed as gossip. */
   private readonly applying = new Set<string>();
   /** Final-vote requests for applied pages, run behind the pulls, VOTE_FETCHES at a time. */
@@ -351,23 +368,32 @@ export class Syncer {
       if (open.length === 0) return;
       let got = 0;
       // The slices' requests go out together (the peer signs while this node counts).
-      const answers: Promise<{ votes: unknown[] }>[] = [];
+      const answers: Promise<FinalVotesAnswer>[] = [];
+      // `batches`: this node takes its votes batch-signed (a peer that does not know the flag, an
+      // older version, ignores it and answers single votes only).
       for (let i = 0; i < open.length; i += SYNC_PAGE)
         answers.push(
           host
-            .request<{ votes: unknown[] }>(
+            .request<FinalVotesAnswer>(
               p.id,
               'final_votes',
-              { hashes: open.slice(i, i + SYNC_PAGE) },
+              { hashes: open.slice(i, i + SYNC_PAGE), batches: true },
               SYNC,
             )
-            .catch(() => ({ votes: [] })),
+            .catch((): FinalVotesAnswer => ({ votes: [] })),
         );
       for (const pending of answers) {
         const answer = await pending;
-        if (!Array.isArray(answer.votes)) continue;
-        got += answer.votes.length;
-        await this.countVotes(answer.votes);
+        if (Array.isArray(answer.votes)) {
+          got += answer.votes.length;
+          this.finalVotesIn.single += answer.votes.length;
+          await this.countVotes(answer.votes);
+        }
+        if (Array.isArray(answer.batches)) {
+          const counted = await countEncodedVoteBatches(answer.batches, this.d);
+          got += counted;
+          this.finalVotesIn.batched += counted;
+        }
       }
       if (got === 0) continue;
       // Decisions are written by consensus in a batch of their own: counted before the next peer.
@@ -489,12 +515,21 @@ export class Syncer {
         const hashes = Array.isArray(p.hashes)
           ? p.hashes.filter((h): h is string => isHex(h, 32)).slice(0, SYNC_PAGE)
           : [];
+        // Asked with `batches`: this node's representative's votes batch-signed, one signature
+        // for up to 256 votes for the asking node to check (vote-intake.ts countEncodedVoteBatches).
+        if (p.batches === true && this.answersBatches)
+          return {
+            votes: [],
+            batches: this.d.consensus
+              .finalVoteBatches(hashes, sha256Node)
+              .map((b) => Buffer.from(b).toString('base64')),
+          } satisfies FinalVotesAnswer;
         const votes = [];
         for (const h of hashes) {
           const v = this.d.consensus.finalVoteFor(h);
           if (v) votes.push(voteToJson(v.vote, v.weight));
         }
-        return { votes };
+        return { votes } satisfies FinalVotesAnswer;
       }
       default:
         return undefined;

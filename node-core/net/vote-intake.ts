@@ -2,7 +2,8 @@ import type { VoteVerdict } from '../consensus/consensus.ts';
 import type { AsyncVerifier } from '../ledger/ledger.ts';
 import { hexToBytes } from '../protocol/hex.ts';
 import { type Vote, voteMessage } from '../protocol/vote.ts';
-import { type SignedVoteBatch, verifyVoteBatch } from '../protocol/vote-batch.ts';
+import { decodeSignedVoteBatch, type SignedVoteBatch, verifyVoteBatch } from '../protocol/vote-batch.ts';
+import { sha256Node } from '../fastpath/block-hash.ts';
 import { verifyBytesNode } from '../fastpath/ed25519.ts';
 import type { PreverifiedSignatures } from './preverified.ts';
 
@@ -99,6 +100,27 @@ export async function countVoteBatch(
     : verifyVoteBatch(batch, verifyBytesNode);
   if (!ok) return undefined;
   return countChecked(batch.votes, d, new Slicer(), true);
+}
+
+/**
+ * Batch-signed vote batches as a sync peer sends them (base64 strings, `final_votes` with
+ * `batches`), each counted by countVoteBatch. One that is not a string, not base64 of a well-formed
+ * batch or whose batch signature fails counts nothing and is skipped: the votes it held are asked
+ * of the next peer as any missing vote is. The number of votes counted.
+ */
+export async function countEncodedVoteBatches(encoded: unknown[], d: VoteIntakeDeps): Promise<number> {
+  let counted = 0;
+  for (const e of encoded) {
+    if (typeof e !== 'string') continue;
+    let batch: SignedVoteBatch;
+    try {
+      batch = decodeSignedVoteBatch(Buffer.from(e, 'base64'), sha256Node);
+    } catch {
+      continue;
+    }
+    counted += (await countVoteBatch(batch, d))?.length ?? 0;
+  }
+  return counted;
 }
 
 /** Runs of work on the node's thread of at most SLICE_MS, with a turn of the event loop between. */

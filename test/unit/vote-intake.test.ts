@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PreverifiedSignatures } from '../../node-core/net/preverified.ts';
-import { countVoteBatch, countVotes } from '../../node-core/net/vote-intake.ts';
+import { countEncodedVoteBatches, countVoteBatch, countVotes } from '../../node-core/net/vote-intake.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { keyPairFromSeed, signBytes } from '../../node-core/protocol/keys.ts';
 import { signVote } from '../../node-core/protocol/vote.ts';
@@ -97,5 +97,33 @@ describe('counting many votes', () => {
     const forged = { ...batch, signature: hexToBytes('00'.repeat(64)) };
     expect(await countVoteBatch(forged, inline)).toBeUndefined();
     expect(counted).toHaveLength(3);
+  });
+
+  it('batches as a sync peer sends them (base64): each verified for real and counted; forged or malformed ones count nothing', async () => {
+    const seed = new Uint8Array(32).fill(7);
+    const key = keyPairFromSeed(seed).pub_key;
+    const signed = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => signVote({ ...vote(from + i, true), rep_pub_key: key }, seed));
+    const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+    const good = encodeSignedVoteBatch(key, 5n, signed(0, 4), (m) => signBytes(m, seed));
+    const forged = new Uint8Array(encodeSignedVoteBatch(key, 5n, signed(10, 3), (m) => signBytes(m, seed)));
+    forged[forged.length - 1]! ^= 1; // the batch signature's last byte
+    const tampered = new Uint8Array(encodeSignedVoteBatch(key, 5n, signed(20, 2), (m) => signBytes(m, seed)));
+    tampered[90]! ^= 1; // a byte of the first vote's block hash: the batch signature does not cover it
+    const counted: [string, boolean | undefined][] = [];
+    const n = await countEncodedVoteBatches(
+      [42, null, 'not base64 of a batch!', b64(good.subarray(0, 100)), b64(forged), b64(tampered), b64(good)],
+      {
+        consensus: {
+          onVote: (v, authenticated) => {
+            counted.push([v.block_hash, authenticated]);
+            return 'accept';
+          },
+        },
+      },
+    );
+    // Only the good batch's four votes, each counted on its batch signature.
+    expect(n).toBe(4);
+    expect(counted).toEqual(signed(0, 4).map((v) => [v.block_hash, true]));
   });
 });
