@@ -146,9 +146,9 @@ Options:
                           (default 8)
   --max-inbound-conns N   inbound peer connections in all (default 64)
   --no-p2p                do not start peer-to-peer networking
-  --verify-threads N      most signature-verification worker threads (default 2, 1 on a
-                          single core; the second starts under bursts of submissions);
-                          0 verifies on the main thread
+  --verify-threads N      most signature-verification worker threads (default 2 on more
+                          than 2 cores, the second started under bursts of submissions;
+                          0 on 1 or 2 cores: verified on the main thread, in short slices)
   --ui-dir DIR            serve the GUI built in DIR at /ui/
                           (default: renderer/dist, built by npm run build:renderer)
   --no-ui                 do not serve the GUI

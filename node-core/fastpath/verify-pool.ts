@@ -6,13 +6,14 @@ import { packChecks, type VerifyItem } from './verify-packed.ts';
 /**
  * Ed25519 verification off the main thread: requests made in one event-loop turn are packed into
  * batches and sent to worker threads (one message per batch, so the hand-off cost is shared), while
- * the main thread goes on parsing requests and writing blocks. With `threads: 0` it verifies inline.
+ * the main thread goes on parsing requests and writing blocks. With `threads: 0` it verifies on the
+ * caller's thread, a turn's requests together in slices of at most INLINE_SLICE_MS.
  */
 export interface VerifyPoolOptions {
   /**
-   * Most worker threads (default 2, or 1 on a single-core machine). One starts with the pool; the
-   * others only when submissions come in bursts, so an idle or read-only node does not pay their
-   * memory. `threads: 0` verifies inline.
+   * Most worker threads (default DEFAULT_THREADS). One starts with the pool; the others only when
+   * submissions come in bursts, so an idle or read-only node does not pay their memory.
+   * `threads: 0` verifies inline.
    */
   threads?: number;
   /** Workers started with the pool (default 1, at most `threads`). */
@@ -22,6 +23,16 @@ export interface VerifyPoolOptions {
   /** The worker module (default: verify-worker beside this file; tests pass others). */
   workerFile?: URL;
 }
+
+/**
+ * Workers only where there are cores to spare: 2 on a machine of more than 2 cores, none on 1 or 2
+ * (issue #18). On 2 cores the node's thread, LMDB's writer and the rest of the machine already share
+ * both, and a worker's hand-off (packing, messages, wake-ups, its own isolate's GC and compiler) cost
+ * more than it gave back. Measured there (2026-11-28, runs alternating): 16 clients' HTTP ingest 5.9
+ * and 5.7 k/s, 223 and 186 µs of CPU a block with workers and without; three nodes' gossip 1,142-1,191
+ * µs of CPU a block together with, 863-997 without, 1.5 and 1.7-2.0 k/s final on all three.
+ */
+export const DEFAULT_THREADS = availableParallelism() > 2 ? 2 : 0;
 
 /** Longest run of signature checks on the caller's thread while no worker runs. */
 const INLINE_SLICE_MS = 4;
@@ -65,7 +76,7 @@ export class VerifyPool {
   private nextId = 1;
 
   constructor(opts: VerifyPoolOptions = {}) {
-    this.threads = opts.threads ?? Math.min(2, availableParallelism());
+    this.threads = opts.threads ?? DEFAULT_THREADS;
     this.initialThreads = Math.min(this.threads, opts.initialThreads ?? 1);
     this.maxBatch = opts.maxBatch ?? 512;
     this.workerFile = opts.workerFile ?? new URL(WORKER_FILE, import.meta.url);
@@ -118,14 +129,14 @@ export class VerifyPool {
   }
 
   verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Promise<boolean> {
-    if (this.threads === 0 || !this.running)
-      return Promise.resolve(verifyBytesNode(signature, message, publicKey));
+    if (!this.running) return Promise.resolve(verifyBytesNode(signature, message, publicKey));
     if (signature.length !== 64 || publicKey.length !== 32 || message.length > 0xffff)
       return Promise.resolve(false);
     return new Promise((resolve, reject) => {
       this.queue.push({ sig: signature, msg: message, pub: publicKey, p: { resolve, reject } });
-      // A full batch goes to a running worker at once; with none running yet, the queue waits for
-      // the turn's flush, which checks it here in slices.
+      // A full batch goes to a running worker at once; with none running (yet, or at all: no
+      // threads), the queue waits for the turn's flush, which checks it here in slices: a sync
+      // page's 500 signatures in one go would hold the node's thread 30 ms.
       if (this.queue.length >= this.maxBatch && this.slots.some((s) => s.online)) this.flush();
       else if (!this.scheduled) {
         this.scheduled = true;
@@ -148,9 +159,9 @@ export class VerifyPool {
       this.dispatch();
       return;
     }
-    // No worker runs yet (the first starts with the first burst, or one replaces dead ones): the
-    // burst does not wait for it, but is checked here a slice at a time, the rest handed to the
-    // worker once it runs. In one go, a catch-up's first page and its votes held the node's
+    // No worker runs (none yet: the first starts with the first burst, or one replaces dead ones;
+    // or none at all, with no threads): the burst is checked here a slice at a time, the rest
+    // handed to a worker once one runs. In one go, a catch-up's first page and its votes held the node's
     // thread 60-235 ms (catch-up profile).
     const until = performance.now() + INLINE_SLICE_MS;
     let done = 0;
