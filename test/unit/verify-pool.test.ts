@@ -217,10 +217,26 @@ describe('VerifyPool', () => {
     expect(await Promise.all(pending)).toEqual(cases.map(() => 'settled'));
   });
 
-  it('verifies inline without threads', async () => {
+  it('verifies inline without threads, a burst a slice at a time, and never starts a worker', async () => {
     pool = new VerifyPool({ threads: 0 });
     pool.start();
     const got = await Promise.all(cases.map((c) => pool!.verify(c.sig, c.msg, pub)));
     expect(got).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+    // 480 checks (tens of ms in one go, a catch-up page's worth): other work runs between slices.
+    const burst = Array.from({ length: 8 }, () => cases).flat();
+    let turns = 0;
+    let counting = true;
+    const spin = () => {
+      if (!counting) return;
+      turns += 1;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const all = await Promise.all(burst.map((c) => pool!.verify(c.sig, c.msg, pub)));
+    counting = false;
+    expect(all).toEqual(burst.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
+    expect(turns, 'event-loop turns while the burst was checked').toBeGreaterThan(1);
+    expect(pool.workload()).toEqual([]);
+    expect(pool.onlineWorkers()).toBe(0);
   });
 });
