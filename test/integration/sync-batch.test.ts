@@ -10,6 +10,7 @@ import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
 import { Syncer } from '../../node-core/net/sync.ts';
 import { CHAINS_ANSWER_MAX, CHAINS_PAGE } from '../../node-core/net/sync-pull.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { turnsDuring } from '../helpers/event-loop.ts';
 
 /**
  * Ledger.submitBatch, the way sync applies a page (issue #18), on a real node (LMDB, the worker
@@ -217,21 +218,13 @@ describe('the account walk a frontiers answer makes', () => {
     expect(outcomes.map(codeOf).filter((c) => c !== 'accepted')).toEqual([]);
     const syncer = answeringSyncer();
     // Turns of the event loop that ran while the answer was being made.
-    let turns = 0;
-    let answering = true;
-    const spin = () => {
-      if (!answering) return;
-      turns += 1;
-      setImmediate(spin);
-    };
-    setImmediate(spin);
     const started = performance.now();
-    const page = (await syncer.answer('frontiers', { limit: 1000 })) as {
+    const { result, turns } = await turnsDuring(() => syncer.answer('frontiers', { limit: 1000 }));
+    const took = performance.now() - started;
+    const page = result as {
       entries: { account: string; height: number; frontier: string }[];
       next?: string;
     };
-    const took = performance.now() - started;
-    answering = false;
     const walk = [...t.node.ledger.allAccounts()].slice(0, 1000);
     expect(page.entries).toEqual(
       walk.map(([account, rec]) => ({ account, height: rec.height, frontier: rec.frontier })),

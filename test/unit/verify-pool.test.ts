@@ -3,6 +3,7 @@ import { signBytesNode, verifyBytesNode } from '../../node-core/fastpath/ed25519
 import { VerifyPool } from '../../node-core/fastpath/verify-pool.ts';
 import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
+import { turnsDuring } from '../helpers/event-loop.ts';
 
 /** Polls until `cond` holds (a worker thread takes a few tens of ms to start); fails after 10 s. */
 async function waitFor(cond: () => boolean): Promise<void> {
@@ -158,16 +159,9 @@ describe('VerifyPool', () => {
     pool = new VerifyPool({ threads: 1, initialThreads: 0 });
     pool.start();
     const burst = Array.from({ length: 8 }, () => cases).flat(); // 480 checks: tens of ms in one go
-    let turns = 0;
-    let counting = true;
-    const spin = () => {
-      if (!counting) return;
-      turns += 1;
-      setImmediate(spin);
-    };
-    setImmediate(spin);
-    const got = await Promise.all(burst.map((c) => pool!.verify(c.sig, c.msg, pub)));
-    counting = false;
+    const { result: got, turns } = await turnsDuring(() =>
+      Promise.all(burst.map((c) => pool!.verify(c.sig, c.msg, pub))),
+    );
     expect(got).toEqual(burst.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
     expect(turns, 'event-loop turns while the burst was checked').toBeGreaterThan(1);
     // The worker started meanwhile takes the next burst.
@@ -224,16 +218,9 @@ describe('VerifyPool', () => {
     expect(got).toEqual(cases.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
     // 480 checks (tens of ms in one go, a catch-up page's worth): other work runs between slices.
     const burst = Array.from({ length: 8 }, () => cases).flat();
-    let turns = 0;
-    let counting = true;
-    const spin = () => {
-      if (!counting) return;
-      turns += 1;
-      setImmediate(spin);
-    };
-    setImmediate(spin);
-    const all = await Promise.all(burst.map((c) => pool!.verify(c.sig, c.msg, pub)));
-    counting = false;
+    const { result: all, turns } = await turnsDuring(() =>
+      Promise.all(burst.map((c) => pool!.verify(c.sig, c.msg, pub))),
+    );
     expect(all).toEqual(burst.map((c) => verifyBytesNode(c.sig, c.msg, pub)));
     expect(turns, 'event-loop turns while the burst was checked').toBeGreaterThan(1);
     expect(pool.workload()).toEqual([]);
