@@ -1,7 +1,7 @@
 import { ZERO_HASH } from '../protocol/block.ts';
 import { signVote, verifyVote, type Vote } from '../protocol/vote.ts';
 import { addressFromPublicKey, signBytes, type Verifier } from '../protocol/keys.ts';
-import { encodeSignedVoteBatch, MAX_SIGNED_BATCH_VOTES, type Sha256 } from '../protocol/vote-batch.ts';
+import { encodeSignedVoteBatches, type Sha256 } from '../protocol/vote-batch.ts';
 import { LedgerError } from '../ledger/errors.ts';
 import type { CommittedBlock, Ledger, SignedBlock } from '../ledger/ledger.ts';
 import type { AccountRecord } from '../ledger/records.ts';
@@ -451,33 +451,17 @@ export class Consensus {
 
   /**
    * This node's representative's final votes on `hashes` (finalVoteFor each; a block not final here
-   * has none) as batch-signed vote batches (protocol/vote-batch.ts) of at most
-   * MAX_SIGNED_BATCH_VOTES: a node catching up checks one signature per batch instead of one per
-   * vote (issue #18: a catch-up of 100,000 blocks cost the joining node 280 µs a block, 211-214 with).
-   * A new batch starts where the weight changes (a batch header carries one). Empty when this node
+   * has none) as batch-signed vote batches (protocol/vote-batch.ts encodeSignedVoteBatches): a node
+   * catching up checks one signature per batch instead of one per vote (issue #18: a catch-up of
+   * 100,000 blocks cost the joining node 280 µs a block, 211-214 with). Empty when this node
    * represents no weight. `digest` is SHA-256 (the node passes node:crypto's).
    */
   finalVoteBatches(hashes: string[], digest?: Sha256): Uint8Array[] {
     const rep = this.localRep;
     if (!rep) return [];
-    const sign = (m: Uint8Array) => (this.sign ?? signBytes)(m, rep.seed);
-    const out: Uint8Array[] = [];
-    let chunk: SignedVote[] = [];
-    let weight = 0n;
-    const flush = () => {
-      if (chunk.length > 0) out.push(encodeSignedVoteBatch(rep.pubKey, weight, chunk, sign, digest));
-      chunk = [];
-    };
-    // A hash asked twice would be the same vote twice in one batch, which the format refuses.
-    for (const hash of new Set(hashes)) {
-      const v = this.finalVoteFor(hash);
-      if (!v) continue;
-      if (chunk.length >= MAX_SIGNED_BATCH_VOTES || (chunk.length > 0 && v.weight !== weight)) flush();
-      weight = v.weight;
-      chunk.push(v.vote);
-    }
-    flush();
-    return out;
+    // A hash asked twice gets one vote (its copy would only start another batch).
+    const votes = [...new Set(hashes)].flatMap((h) => this.finalVoteFor(h) ?? []);
+    return encodeSignedVoteBatches(rep.pubKey, votes, (m) => (this.sign ?? signBytes)(m, rep.seed), digest);
   }
 
   /**

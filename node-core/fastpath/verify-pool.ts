@@ -32,7 +32,7 @@ export interface VerifyPoolOptions {
  * and 5.7 k/s, 223 and 186 µs of CPU a block with workers and without; three nodes' gossip 1,142-1,191
  * µs of CPU a block together with, 863-997 without, 1.5 and 1.7-2.0 k/s final on all three.
  */
-export const DEFAULT_THREADS = availableParallelism() > 2 ? 2 : 0;
+const DEFAULT_THREADS = availableParallelism() > 2 ? 2 : 0;
 
 /** Longest run of signature checks on the caller's thread while no worker runs. */
 const INLINE_SLICE_MS = 4;

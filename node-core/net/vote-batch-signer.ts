@@ -1,6 +1,6 @@
 import type { Vote } from '../protocol/vote.ts';
 import { sha256Node } from '../fastpath/block-hash.ts';
-import { encodeSignedVoteBatch, MAX_SIGNED_BATCH_VOTES } from '../protocol/vote-batch.ts';
+import { encodeSignedVoteBatches } from '../protocol/vote-batch.ts';
 
 type SignedVote = Vote & { signature: string };
 
@@ -55,26 +55,9 @@ export class VoteBatchSigner {
       this.sent.fallback += items.length;
       return;
     }
-    // One batch per run of votes of one weight (the header carries one), at most the format's bound,
-    // and never the same vote twice in one (a re-signed copy goes into the next batch).
-    let chunk: SignedVote[] = [];
-    let weight = items[0]!.weight;
-    let ids = new Set<string>();
-    const send = () => {
-      this.outlet.publish(encodeSignedVoteBatch(this.repPubKey, weight, chunk, this.sign, sha256Node));
-      this.sent.batches += 1;
-      this.sent.batched_votes += chunk.length;
-      chunk = [];
-      ids = new Set();
-    };
-    for (const it of items) {
-      const id = `${it.vote.block_hash}:${it.vote.final ? 1 : 0}`;
-      if (chunk.length > 0 && (it.weight !== weight || chunk.length >= MAX_SIGNED_BATCH_VOTES || ids.has(id)))
-        send();
-      weight = it.weight;
-      chunk.push(it.vote);
-      ids.add(id);
-    }
-    send();
+    const batches = encodeSignedVoteBatches(this.repPubKey, items, this.sign, sha256Node);
+    for (const b of batches) this.outlet.publish(b);
+    this.sent.batches += batches.length;
+    this.sent.batched_votes += items.length;
   }
 }

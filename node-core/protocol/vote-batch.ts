@@ -107,6 +107,36 @@ export function encodeSignedVoteBatch(
 }
 
 /**
+ * One representative's votes, each with the weight it goes out with, as few batches as the format
+ * allows (encodeSignedVoteBatch each): a new batch where the weight changes (a header carries one),
+ * at MAX_SIGNED_BATCH_VOTES, and where a vote already in the batch comes again (a re-signed copy).
+ */
+export function encodeSignedVoteBatches(
+  repPubKey: string,
+  items: readonly { vote: SignedVote; weight: bigint }[],
+  sign: (message: Uint8Array) => Uint8Array,
+  digest: Sha256 = sha256,
+): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let chunk: SignedVote[] = [];
+  let weight = 0n;
+  let ids = new Set<string>();
+  for (const it of items) {
+    const id = `${it.vote.block_hash}:${it.vote.final ? 1 : 0}`;
+    if (chunk.length > 0 && (it.weight !== weight || chunk.length >= MAX_SIGNED_BATCH_VOTES || ids.has(id))) {
+      out.push(encodeSignedVoteBatch(repPubKey, weight, chunk, sign, digest));
+      chunk = [];
+      ids = new Set();
+    }
+    weight = it.weight;
+    chunk.push(it.vote);
+    ids.add(id);
+  }
+  if (chunk.length > 0) out.push(encodeSignedVoteBatch(repPubKey, weight, chunk, sign, digest));
+  return out;
+}
+
+/**
  * A batch's fields and votes, strictly (ProtocolError with its code on anything malformed: wrong
  * type byte or length ERR_LENGTH / ERR_VERSION, an entry not a vote or of another key
  * ERR_FIELD_RANGE, the same vote twice ERR_DUPLICATE). The batch signature is not checked here:

@@ -37,14 +37,16 @@ describe('final votes for a catching-up node, batch-signed', () => {
     await Promise.all(started.map((t) => t.stop()));
   });
 
-  async function joiner(): Promise<TestNode> {
+  /** A node joining `a`: once it holds the history as final, the final votes its sync counted. */
+  async function joinAndCount(): Promise<{ single: number; batched: number }> {
     const t = await startTestNode({
       ...P2P,
       genesisDir: join(a.dataDir, 'genesis'),
       dial: [await listenAddr(a)],
     });
     started.push(t);
-    return t;
+    await finalEverywhere(hashes, [t]);
+    return t.node.syncer!.finalVotesIn;
   }
 
   it('a representative answers batches of at most 256 votes under its key, one vote per final block asked', async () => {
@@ -77,18 +79,14 @@ describe('final votes for a catching-up node, batch-signed', () => {
   });
 
   it('a joining node makes the history final from batches, with no single vote', async () => {
-    const b = await joiner();
-    await finalEverywhere(hashes, [b]);
-    const got = b.node.syncer!.finalVotesIn;
+    const got = await joinAndCount();
     expect(got.batched).toBeGreaterThanOrEqual(hashes.length);
     expect(got.single).toBe(0);
   }, 120_000);
 
   it('from a peer of an older version (single votes only) the same history becomes final', async () => {
     a.node.syncer!.answersBatches = false;
-    const c = await joiner();
-    await finalEverywhere(hashes, [c]);
-    const got = c.node.syncer!.finalVotesIn;
+    const got = await joinAndCount();
     expect(got.single).toBeGreaterThanOrEqual(hashes.length);
     expect(got.batched).toBe(0);
   }, 120_000);
