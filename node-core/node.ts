@@ -81,6 +81,7 @@ import { vmLeaseJson } from './api/routes/vms.ts';
 import type { ElectionPuller, ElectionPullOptions } from './net/election-pull.ts';
 import type { CertificateExchange, CertificateExchangeOptions } from './net/certificate-exchange.ts';
 import type { P2PHost, Verdict } from './net/host.ts';
+import { DEFAULT_GOSSIP_WINDOW_MS } from './net/flush-pacer.ts';
 import type { MessengerLimitOptions } from './net/request-limits.ts';
 import type { SelfRegistration, SelfRegistrationOptions } from './net/self-registration.ts';
 import type { Syncer } from './net/sync.ts';
@@ -194,6 +195,12 @@ export interface NodeOptions {
    * when submissions come in bursts); 0 verifies on the main thread.
    */
   verifyThreads?: number;
+  /**
+   * Under a steady stream, this node gossips the blocks and votes it publishes at most once per this
+   * many ms, each batch carrying all gathered meanwhile (net/flush-pacer.ts); an item after a quiet
+   * spell goes at once. Default DEFAULT_GOSSIP_WINDOW_MS; 0 sends every turn of the event loop.
+   */
+  gossipWindowMs?: number;
   /** Extra origins allowed by CORS besides the node's own. */
   corsOrigins?: string[];
   /**
@@ -1165,6 +1172,7 @@ export class LedgerNode {
           sign: (m) => signBytesNode(m, hexToBytes(this.nodeKey.seed_hex)),
         },
         verifier: this.verifyPool,
+        gossipWindowMs: this.opts.gossipWindowMs ?? DEFAULT_GOSSIP_WINDOW_MS,
       },
       {
         onBlock: (block) => this.blockFromPeer(block),

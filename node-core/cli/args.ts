@@ -67,6 +67,8 @@ export interface CliOptions {
   apiMaxConns?: number;
   /** Signature-verification worker threads, at most (the node's default when unset). */
   verifyThreads?: number;
+  /** Gossip window in ms (the node's default when unset). */
+  gossipWindowMs?: number;
   logLevel: string;
   /** `--log-format`: JSON lines, readable lines, or readable on a terminal only (auto). */
   logFormat: LogFormat;
@@ -149,6 +151,9 @@ Options:
   --verify-threads N      most signature-verification worker threads (default 2 on more
                           than 2 cores, the second started under bursts of submissions;
                           0 on 1 or 2 cores: verified on the main thread, in short slices)
+  --gossip-window MS      under a steady stream of blocks, gossip them and this node's votes
+                          in batches at most once per MS ms (default 40; 0: every event-loop
+                          turn); a block after a quiet spell always goes at once
   --ui-dir DIR            serve the GUI built in DIR at /ui/
                           (default: renderer/dist, built by npm run build:renderer)
   --no-ui                 do not serve the GUI
@@ -392,6 +397,13 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         if (!/^\d{1,2}$/.test(v) || Number(v) > 64)
           throw new UsageError(`--verify-threads: "${v}" is not a whole number from 0 to 64`);
         o.verifyThreads = Number(v);
+        break;
+      }
+      case '--gossip-window': {
+        const v = value();
+        if (!/^\d{1,4}$/.test(v) || Number(v) > 1000)
+          throw new UsageError(`--gossip-window: "${v}" is not a whole number of ms from 0 to 1000`);
+        o.gossipWindowMs = Number(v);
         break;
       }
       case '--ui-dir':

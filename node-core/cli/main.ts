@@ -76,6 +76,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     p2pMaxInbound: opts.maxInboundConns,
     apiConnections: { maxPerClient: opts.apiMaxConnsPerIp, maxTotal: opts.apiMaxConns },
     verifyThreads: opts.verifyThreads,
+    gossipWindowMs: opts.gossipWindowMs,
     uiDir: opts.uiDir,
     logger,
   });

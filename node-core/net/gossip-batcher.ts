@@ -1,3 +1,5 @@
+import { FlushPacer } from './flush-pacer.ts';
+
 /**
  * Gathers what the node publishes in one turn of the event loop into batch messages (issue #18):
  * the blocks one commit accepted, the votes it produced. A GossipSub message costs each hop the
@@ -35,33 +37,32 @@ interface Queued {
 export class GossipBatcher {
   private readonly outlet: BatchOutlet;
   private readonly t: BatchTopic;
+  private readonly pacer: FlushPacer;
   private queue: Queued[] = [];
-  private scheduled = false;
   /** Messages sent: batches, and items sent alone (diagnostics, tests). */
   readonly sent = { batches: 0, batched_items: 0, singles: 0 };
 
-  constructor(outlet: BatchOutlet, topic: BatchTopic) {
+  /** `windowMs`: sends at most once a window under a steady stream (net/flush-pacer.ts); 0: every turn. */
+  constructor(outlet: BatchOutlet, topic: BatchTopic, windowMs = 0) {
     this.outlet = outlet;
     this.t = topic;
+    this.pacer = new FlushPacer(() => this.flush(), { windowMs });
   }
 
   add(json: string, single: () => Uint8Array): void {
     this.queue.push({ json, single });
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
+    this.pacer.request();
   }
 
-  /** Sends what is queued now. */
-  flush(): void {
-    this.scheduled = false;
+  /** Sends what is queued now; returns how many items that was. */
+  flush(): number {
     const items = this.queue;
     this.queue = [];
-    if (items.length === 0) return;
+    if (items.length === 0) return 0;
     if (items.length === 1 || !this.outlet.welcomes(this.t.batchTopic)) {
       for (const it of items) this.outlet.publish(this.t.singleTopic, it.single());
       this.sent.singles += items.length;
-      return;
+      return items.length;
     }
     let chunk: string[] = [];
     let bytes = 0;
@@ -82,5 +83,6 @@ export class GossipBatcher {
       bytes += it.json.length + 1;
     }
     send();
+    return items.length;
   }
 }

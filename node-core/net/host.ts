@@ -131,6 +131,8 @@ export interface P2POptions {
   voteSigner?: { pubKey: string; sign(message: Uint8Array): Uint8Array };
   /** Signature checks off the node's thread (the verify pool), for votes passed on singly. */
   verifier?: { verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Promise<boolean> };
+  /** Gossip batches go out at most once a window under a steady stream (net/flush-pacer.ts); default 0. */
+  gossipWindowMs?: number;
 }
 
 export interface PeerInfo {
@@ -219,18 +221,26 @@ export class P2PHost {
       welcomes: (topic: string) => this.batching && this.allSubscribe(topic),
     };
     const limits = { maxItems: MAX_BATCH_ITEMS, maxBytes: MAX_BATCH_BYTES };
-    this.blockBatcher = new GossipBatcher(outlet, {
-      batchTopic: TOPICS.blockBatches,
-      singleTopic: TOPICS.blocks,
-      encodeBatch: (items) => encodeBatchMessage('blocks', items),
-      ...limits,
-    });
-    this.voteBatcher = new GossipBatcher(outlet, {
-      batchTopic: TOPICS.voteBatches,
-      singleTopic: TOPICS.votes,
-      encodeBatch: (items) => encodeBatchMessage('votes', items),
-      ...limits,
-    });
+    this.blockBatcher = new GossipBatcher(
+      outlet,
+      {
+        batchTopic: TOPICS.blockBatches,
+        singleTopic: TOPICS.blocks,
+        encodeBatch: (items) => encodeBatchMessage('blocks', items),
+        ...limits,
+      },
+      opts.gossipWindowMs,
+    );
+    this.voteBatcher = new GossipBatcher(
+      outlet,
+      {
+        batchTopic: TOPICS.voteBatches,
+        singleTopic: TOPICS.votes,
+        encodeBatch: (items) => encodeBatchMessage('votes', items),
+        ...limits,
+      },
+      opts.gossipWindowMs,
+    );
     this.signedVotes = handlers.onVoteBatch !== undefined;
     if (opts.voteSigner)
       this.voteBatchSigner = new VoteBatchSigner(
@@ -242,6 +252,7 @@ export class P2PHost {
         },
         opts.voteSigner.pubKey,
         (m) => opts.voteSigner!.sign(m),
+        opts.gossipWindowMs,
       );
   }
 

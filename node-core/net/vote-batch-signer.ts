@@ -1,6 +1,7 @@
 import type { Vote } from '../protocol/vote.ts';
 import { sha256Node } from '../fastpath/block-hash.ts';
 import { encodeSignedVoteBatches } from '../protocol/vote-batch.ts';
+import { FlushPacer } from './flush-pacer.ts';
 
 type SignedVote = Vote & { signature: string };
 
@@ -23,41 +24,46 @@ export class VoteBatchSigner {
   private readonly outlet: VoteBatchOutlet;
   private readonly repPubKey: string;
   private readonly sign: (message: Uint8Array) => Uint8Array;
+  private readonly pacer: FlushPacer;
   private queue: { vote: SignedVote; weight: bigint }[] = [];
-  private scheduled = false;
   /** Batch-signed messages sent, the votes in them, and votes sent the single-signature way. */
   readonly sent = { batches: 0, batched_votes: 0, fallback: 0 };
 
-  constructor(outlet: VoteBatchOutlet, repPubKey: string, sign: (message: Uint8Array) => Uint8Array) {
+  /** `windowMs`: signs and sends at most once a window under a steady stream (net/flush-pacer.ts). */
+  constructor(
+    outlet: VoteBatchOutlet,
+    repPubKey: string,
+    sign: (message: Uint8Array) => Uint8Array,
+    windowMs = 0,
+  ) {
     this.outlet = outlet;
     this.repPubKey = repPubKey;
     this.sign = sign;
+    this.pacer = new FlushPacer(() => this.flush(), { windowMs });
   }
 
   /** Queues a vote; false (not queued) when it is not this node's representative's. */
   add(vote: SignedVote, weight: bigint): boolean {
     if (vote.rep_pub_key !== this.repPubKey) return false;
     this.queue.push({ vote, weight });
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
+    this.pacer.request();
     return true;
   }
 
-  flush(): void {
-    this.scheduled = false;
+  /** Signs and sends what is queued now; returns how many votes that was. */
+  flush(): number {
     const items = this.queue;
     this.queue = [];
-    if (items.length === 0) return;
+    if (items.length === 0) return 0;
     if (items.length === 1 || !this.outlet.welcomes()) {
       for (const it of items) this.outlet.fallback(it.vote, it.weight);
       this.sent.fallback += items.length;
-      return;
+      return items.length;
     }
     const batches = encodeSignedVoteBatches(this.repPubKey, items, this.sign, sha256Node);
     for (const b of batches) this.outlet.publish(b);
     this.sent.batches += batches.length;
     this.sent.batched_votes += items.length;
+    return items.length;
   }
 }

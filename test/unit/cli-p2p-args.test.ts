@@ -37,6 +37,18 @@ describe('--verify-threads', () => {
   });
 });
 
+/** The gossip window (net/flush-pacer.ts): 0 to 1000 ms, unset leaves the node's default. */
+describe('--gossip-window', () => {
+  it('is unset by default, takes 0 to 1000 ms, and is documented', () => {
+    expect(parseArgs([]).gossipWindowMs).toBeUndefined();
+    expect(parseArgs(['--gossip-window', '0']).gossipWindowMs).toBe(0);
+    expect(parseArgs(['--gossip-window=25']).gossipWindowMs).toBe(25);
+    expect(() => parseArgs(['--gossip-window', '1001'])).toThrow(/--gossip-window: "1001"/);
+    expect(() => parseArgs(['--gossip-window', '2.5'])).toThrow(/from 0 to 1000/);
+    expect(HELP).toContain('--gossip-window MS');
+  });
+});
+
 /** Shaping a new development network and pricing this node's certificate from the command line. */
 describe('--genesis-set and --price-multiplier', () => {
   it('are empty and unset by default', () => {
