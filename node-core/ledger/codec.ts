@@ -65,11 +65,27 @@ class Writer {
     this.len += b.length;
     return this;
   }
-  hex32(h: string): this {
-    return this.bytes(hexToBytes(h, 32));
+  /** `n` bytes given as hex, decoded in place (no array of its own: every record has two or three). */
+  hex(h: string, n: number): this {
+    this.ensure(n);
+    writeHex(this.buf, this.len, h, n);
+    this.len += n;
+    return this;
   }
-  /** A short string: 1-byte length, UTF-8. */
+  hex32(h: string): this {
+    return this.hex(h, 32);
+  }
+  /** A short string: 1-byte length, UTF-8 (asset names: ASCII, copied as is without an encoder's array). */
   str8(s: string): this {
+    if (s.length < 256) {
+      this.ensure(1 + s.length);
+      const start = this.len;
+      this.buf[this.len++] = s.length;
+      let i = 0;
+      for (; i < s.length && s.charCodeAt(i) < 0x80; i++) this.buf[this.len++] = s.charCodeAt(i);
+      if (i === s.length) return this;
+      this.len = start;
+    }
     const b = UTF8_OUT.encode(s);
     return this.u8(b.length).bytes(b);
   }
@@ -160,9 +176,9 @@ export function chainKey(address: string, height: number): Uint8Array {
 
 export function pendingKey(destination: string, sendHash: string): Uint8Array {
   const k = new Uint8Array(65);
-  k.set(hexToBytes(destination, 32));
+  writeHex(k, 0, destination, 32);
   k[32] = ACCT_PENDING;
-  k.set(hexToBytes(sendHash, 32), 33);
+  writeHex(k, 33, sendHash, 32);
   return k;
 }
 
@@ -240,7 +256,7 @@ export function encodeBlockRecord(r: BlockRecord, canonical?: Uint8Array): Uint8
     .hex32(b.hash!)
     .blob(canonical ?? encodeCanonical(b))
     .u8(flags);
-  if (b.signature) w.bytes(hexToBytes(b.signature, 64));
+  if (b.signature) w.hex(b.signature, 64);
   if (b.pub_key) w.hex32(b.pub_key);
   if (b.pow_nonce !== undefined) w.u64(b.pow_nonce);
   if (hasExtra) w.blob(UTF8_OUT.encode(stringifyJson(extra)));

@@ -74,6 +74,18 @@ const VARIANTS: [string, AccountRecord][] = [
     },
   ],
   [
+    // Asset names are written without an encoder when ASCII; anything else still as UTF-8.
+    'a non-ASCII asset name',
+    {
+      height: 4,
+      final_height: 4,
+      frontier: A,
+      balances: { XÉ: 8n, XE: 1n },
+      final_balances: { XÉ: 8n },
+      last_timestamp: 4n,
+    },
+  ],
+  [
     'claims and everything',
     {
       height: 2 ** 32 - 1,
