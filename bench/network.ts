@@ -14,10 +14,12 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
  * loopback sharing one genesis. Finality latency: from a block's submission at one node until it is
  * final on all three (p50, p99). Gossip throughput: 16 clients submit at one node; blocks per second
  * final on all three nodes, against the single-node HTTP ingest of the same workload measured in the
- * same run (the same client as the node and sync suites, bench/ingest-client.ts).
+ * same run (the same client as the node and sync suites, bench/ingest-client.ts). Finality latency
+ * under load: the same, one block at a time, while 16 clients submit another workload.
  *
  * BENCH_NET_PER_ACCOUNT sets the blocks per account (default 50: 16 clients x 10 accounts x 50 =
  * 8,000 blocks). BENCH_NET_PROF=DIR writes a V8 CPU profile of each of the three nodes into DIR.
+ * BENCH_GOSSIP_WINDOW=MS runs the three nodes with `--gossip-window MS` (A/B runs of the window).
  */
 const DIFFICULTY = 0xf000000000000000n;
 const CLIENTS = 16;
@@ -115,7 +117,15 @@ async function singleNodeIngest(dir: string): Promise<{ rate: number; cpu: CpuSp
 }
 
 async function startThree(dir: string): Promise<SpawnedNode[]> {
-  const common = ['--p2p-port', '0', '--p2p-bind', '127.0.0.1', ...COMMON];
+  const window = process.env.BENCH_GOSSIP_WINDOW;
+  const common = [
+    '--p2p-port',
+    '0',
+    '--p2p-bind',
+    '127.0.0.1',
+    ...COMMON,
+    ...(window === undefined ? [] : ['--gossip-window', window]),
+  ];
   const a = await spawnNode(
     ['--data-dir', join(dir, 'a'), '--pow-difficulty', DIFFICULTY.toString(16), ...common],
     { env: profEnv('a') },
@@ -144,6 +154,30 @@ function finalOn(agent: Agent, node: SpawnedNode, hash: string): Promise<boolean
   return httpGet(`${node.url}/blocks/${hash}`, agent).then(
     (r) => r.status === 200 && r.body.includes('"finalized":true'),
   );
+}
+
+/** One claim of a new account submitted at `nodes[0]`: ms from submission until final on every node. */
+async function finalityOf(agent: Agent, nodes: SpawnedNode[], networkId: string, t: bigint): Promise<number> {
+  const body = buildChain(fastKey(), 1, networkId, t, DIFFICULTY)[0]!;
+  const hash = /"hash":"([0-9a-f]{64})"/.exec(body)![1]!;
+  const start = performance.now();
+  const r = await httpPost(`${nodes[0]!.url}/blocks/claim`, body, agent);
+  if (r.status !== 201) throw new Error(`submission failed: ${r.status} ${r.body}`);
+  const pending = new Set(nodes);
+  while (pending.size > 0) {
+    for (const n of [...pending]) if (await finalOn(agent, n, hash)) pending.delete(n);
+    if (pending.size > 0) await new Promise((res) => setTimeout(res, 2));
+  }
+  return performance.now() - start;
+}
+
+/** The p50 and p99 of some latencies (ms). */
+function percentiles(ms: number[]): { p50: number; p99: number } {
+  const s = [...ms].sort((a, b) => a - b);
+  return {
+    p50: s[Math.floor(s.length * 0.5)]!,
+    p99: s[Math.min(s.length - 1, Math.floor(s.length * 0.99))]!,
+  };
 }
 
 /** Polls every node until each of `hashes` is final on it. */
@@ -178,29 +212,15 @@ export default async function benchNetwork(log: (line: string) => void): Promise
     // Latency: one block at a time, submitted at the first node, polled on all three.
     const N = 100;
     const latencies: number[] = [];
-    for (let i = 0; i < N; i++) {
-      const body = buildChain(fastKey(), 1, network_id, t0 + BigInt(i), DIFFICULTY)[0]!;
-      const hash = /"hash":"([0-9a-f]{64})"/.exec(body)![1]!;
-      const start = performance.now();
-      const r = await httpPost(`${nodes[0]!.url}/blocks/claim`, body, agent);
-      if (r.status !== 201) throw new Error(`submission failed: ${r.status} ${r.body}`);
-      const pending = new Set(nodes);
-      while (pending.size > 0) {
-        for (const n of [...pending]) if (await finalOn(agent, n, hash)) pending.delete(n);
-        if (pending.size > 0) await new Promise((res) => setTimeout(res, 2));
-      }
-      latencies.push(performance.now() - start);
-    }
-    latencies.sort((a, b) => a - b);
-    const p50 = latencies[Math.floor(N * 0.5)]!;
-    const p99 = latencies[Math.floor(N * 0.99)]!;
+    for (let i = 0; i < N; i++) latencies.push(await finalityOf(agent, nodes, network_id, t0 + BigInt(i)));
+    const { p50, p99 } = percentiles(latencies);
     log(
       `finality latency, 3 nodes, one block at a time, submission to final on all: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (target p50 < 250 ms)`,
     );
 
     // Throughput: 16 clients submit pre-built chains at the first node; time until all final on all.
-    // Each block's finality on all three is sampled (the last block of a chain final on a node means
-    // its whole chain is), for the latency under this load.
+    // Done once the last block of every chain is final on all three (a chain's last block final on a
+    // node means its whole chain is).
     const streams = workload(network_id, t0 + 1_000_000n);
     const lasts = chainEnds(streams);
     const cpu0 = nodes.map((n) => threadCpu(n.proc.pid!));
@@ -232,11 +252,30 @@ export default async function benchNetwork(log: (line: string) => void): Promise
       `gossip throughput: ${total} blocks submitted at one node by ${CLIENTS} clients in ${submitted.toFixed(2)} s (${fmtRate(total / submitted)}),` +
         ` final on all 3 in ${secs.toFixed(2)} s: ${fmtRate(rate)} blocks, ${ratio(rate, baseline)} of single-node ingest (target 0.50)`,
     );
+    // Latency under load: while the same 16 clients submit another workload, one block at a time is
+    // timed from submission to final on all three (the gossip window holds blocks and votes back
+    // under a steady stream: what that costs a block's finality shows here). Its polling adds load,
+    // so this phase is apart from the throughput above.
+    const loaded: number[] = [];
+    let loading = true;
+    const load = driveIngest(nodes[0]!.url, workload(network_id, t0 + 2_000_000n)).finally(() => {
+      loading = false;
+    });
+    for (let i = 0; loading; i++)
+      loaded.push(await finalityOf(agent, nodes, network_id, t0 + 3_000_000n + BigInt(i)));
+    const l = await load;
+    if (l.failed) throw new Error(`loaded phase: ${l.failed} failed, first: ${l.firstError}`);
+    const under = percentiles(loaded);
+    log(
+      `finality latency under load (16 clients submitting at ${fmtRate(l.rate)}), one block at a time among them: p50 ${under.p50.toFixed(1)} ms, p99 ${under.p99.toFixed(1)} ms over ${loaded.length} blocks`,
+    );
     return {
       single_node_ingest_blocks_per_s: baseline,
       single_node_cpu_us_per_block: single.cpu.total,
       finality_p50_ms: p50,
       finality_p99_ms: p99,
+      finality_under_load_p50_ms: under.p50,
+      finality_under_load_p99_ms: under.p99,
       gossip_submitted_blocks_per_s: total / submitted,
       gossip_final_blocks_per_s: rate,
       gossip_ratio: rate / baseline,
