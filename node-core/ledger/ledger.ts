@@ -435,9 +435,9 @@ export class Ledger extends LedgerReads {
     let keyUsed: string;
     if (block.previous === ZERO_HASH && block.type !== 'multisig_open') keyUsed = block.pub_key!;
     else {
-      const acct = this.getAccount(block.account);
-      if (acct?.keyset) throw new LedgerError('multisig', 'a multisig account needs signatures');
-      const key = acct?.pub_key ?? this.openingKeys.get(block.account);
+      const signer = this.signingKeyOf(block.account);
+      if (signer?.multisig) throw new LedgerError('multisig', 'a multisig account needs signatures');
+      const key = signer?.pub_key ?? this.openingKeys.get(block.account);
       if (!key) throw new LedgerError('unopened_account', `unopened account ${block.account}`);
       keyUsed = key;
     }

@@ -21,6 +21,8 @@ import {
   parseAccountKey,
   recordFinalHeight,
   recordHeight,
+  recordSigningKey,
+  type SigningKey,
 } from './codec.ts';
 import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
 import type { SignedBlock } from './rules/index.ts';
@@ -118,6 +120,12 @@ export class LedgerReads {
   accountHead(address: string): AccountHead | undefined {
     const bytes = this.store.accounts.getBinaryFast(accountKey(address));
     return bytes === undefined ? undefined : decodeAccountHead(bytes);
+  }
+
+  /** An account's signing key (codec.ts recordSigningKey), or undefined for an unknown account. */
+  signingKeyOf(address: string): SigningKey | undefined {
+    const bytes = this.store.accounts.getBinaryFast(accountKey(address));
+    return bytes === undefined ? undefined : recordSigningKey(bytes);
   }
 
   /** An account's height (0 for an unknown account). */

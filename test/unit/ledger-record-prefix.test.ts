@@ -15,6 +15,7 @@ import {
   recordFinalHeight,
   recordFrontier,
   recordHeight,
+  recordSigningKey,
   seqKey,
 } from '../../node-core/ledger/codec.ts';
 import { LedgerReads } from '../../node-core/ledger/reads.ts';
@@ -83,6 +84,8 @@ const VARIANTS: [string, AccountRecord][] = [
       balances: { XÉ: 8n, XE: 1n },
       final_balances: { XÉ: 8n },
       last_timestamp: 4n,
+      representative: B,
+      pub_key: A,
     },
   ],
   [
@@ -117,6 +120,7 @@ describe('account record prefix', () => {
     expect(recordHeight(bytes)).toBe(full.height);
     expect(recordFinalHeight(bytes)).toBe(full.final_height);
     expect(recordFrontier(bytes)).toBe(full.frontier);
+    expect(recordSigningKey(bytes)).toEqual({ pub_key: full.pub_key, multisig: full.keyset !== undefined });
     // At an offset inside a larger buffer, as a store's read buffer hands it out.
     const padded = new Uint8Array(bytes.length + 11);
     padded.set(bytes, 7);
