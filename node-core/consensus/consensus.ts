@@ -117,6 +117,11 @@ const SWEEP_MS = 1_000;
 
 export interface FinalityStats {
   finality_advances: number;
+  /**
+   * Of those, blocks made final in the write that applied them (finalOnApply): the rest took a
+   * second write. On a node without votes of its own, it shows whether the votes came with the blocks.
+   */
+  final_on_apply: number;
   last_finality_ns: bigint;
   /** Votes this node's representative re-sent with a fresh timestamp (C-08). */
   votes_reaffirmed: number;
@@ -183,6 +188,7 @@ export class Consensus {
   private lingerSweeper: NodeJS.Timeout | undefined;
   readonly stats: FinalityStats = {
     finality_advances: 0,
+    final_on_apply: 0,
     last_finality_ns: 0n,
     votes_reaffirmed: 0,
     laggards_answered: 0,
@@ -616,6 +622,7 @@ export class Consensus {
     const finalized = batch.filter((c) => c.finalized);
     if (finalized.length > 0) {
       this.stats.finality_advances += finalized.length;
+      this.stats.final_on_apply += finalized.length;
       this.stats.last_finality_ns = this.now();
       const rep = this.localRep;
       const voting = rep !== undefined && (this.weights().weights.get(rep.address) ?? 0n) > 0n;

@@ -41,9 +41,20 @@ export class FlushPacer {
 
   private readonly run = (): void => {
     this.pending = false;
-    this.lastSend = this.now();
-    this.lastItems = this.flush();
+    const at = this.now();
+    const items = this.flush();
+    // A run that found nothing to send is no send: it neither opens a window nor closes one.
+    if (items > 0) {
+      this.lastSend = at;
+      this.lastItems = items;
+    }
   };
+}
+
+/** A request hook that flushes at the end of the current turn (a pacer without a window). */
+export function everyTurn(flush: () => number): () => void {
+  const pacer = new FlushPacer(flush, { windowMs: 0 });
+  return () => pacer.request();
 }
 
 /** A send of this many items or more means a steady stream: the window applies to the next. */

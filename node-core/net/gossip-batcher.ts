@@ -1,4 +1,4 @@
-import { FlushPacer } from './flush-pacer.ts';
+import { everyTurn } from './flush-pacer.ts';
 
 /**
  * Gathers what the node publishes in one turn of the event loop into batch messages (issue #18):
@@ -37,21 +37,25 @@ interface Queued {
 export class GossipBatcher {
   private readonly outlet: BatchOutlet;
   private readonly t: BatchTopic;
-  private readonly pacer: FlushPacer;
+  private readonly requestFlush: () => void;
   private queue: Queued[] = [];
   /** Messages sent: batches, and items sent alone (diagnostics, tests). */
   readonly sent = { batches: 0, batched_items: 0, singles: 0 };
 
-  /** `windowMs`: sends at most once a window under a steady stream (net/flush-pacer.ts); 0: every turn. */
-  constructor(outlet: BatchOutlet, topic: BatchTopic, windowMs = 0) {
+  /**
+   * `requestFlush` asks for `flush` to be called (a FlushPacer the node shares between its gossip
+   * batchers, so a window's blocks and the votes for them go out together); by default at the end
+   * of the turn.
+   */
+  constructor(outlet: BatchOutlet, topic: BatchTopic, requestFlush?: () => void) {
     this.outlet = outlet;
     this.t = topic;
-    this.pacer = new FlushPacer(() => this.flush(), { windowMs });
+    this.requestFlush = requestFlush ?? everyTurn(() => this.flush());
   }
 
   add(json: string, single: () => Uint8Array): void {
     this.queue.push({ json, single });
-    this.pacer.request();
+    this.requestFlush();
   }
 
   /** Sends what is queued now; returns how many items that was. */

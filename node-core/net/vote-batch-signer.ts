@@ -1,7 +1,7 @@
 import type { Vote } from '../protocol/vote.ts';
 import { sha256Node } from '../fastpath/block-hash.ts';
 import { encodeSignedVoteBatches } from '../protocol/vote-batch.ts';
-import { FlushPacer } from './flush-pacer.ts';
+import { everyTurn } from './flush-pacer.ts';
 
 type SignedVote = Vote & { signature: string };
 
@@ -24,29 +24,29 @@ export class VoteBatchSigner {
   private readonly outlet: VoteBatchOutlet;
   private readonly repPubKey: string;
   private readonly sign: (message: Uint8Array) => Uint8Array;
-  private readonly pacer: FlushPacer;
+  private readonly requestFlush: () => void;
   private queue: { vote: SignedVote; weight: bigint }[] = [];
   /** Batch-signed messages sent, the votes in them, and votes sent the single-signature way. */
   readonly sent = { batches: 0, batched_votes: 0, fallback: 0 };
 
-  /** `windowMs`: signs and sends at most once a window under a steady stream (net/flush-pacer.ts). */
+  /** `requestFlush` asks for `flush` to be called (as for GossipBatcher); by default at the turn's end. */
   constructor(
     outlet: VoteBatchOutlet,
     repPubKey: string,
     sign: (message: Uint8Array) => Uint8Array,
-    windowMs = 0,
+    requestFlush?: () => void,
   ) {
     this.outlet = outlet;
     this.repPubKey = repPubKey;
     this.sign = sign;
-    this.pacer = new FlushPacer(() => this.flush(), { windowMs });
+    this.requestFlush = requestFlush ?? everyTurn(() => this.flush());
   }
 
   /** Queues a vote; false (not queued) when it is not this node's representative's. */
   add(vote: SignedVote, weight: bigint): boolean {
     if (vote.rep_pub_key !== this.repPubKey) return false;
     this.queue.push({ vote, weight });
-    this.pacer.request();
+    this.requestFlush();
     return true;
   }
 

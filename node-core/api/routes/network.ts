@@ -216,6 +216,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           finality_advances: node.consensus.stats.finality_advances,
           last_finality_ns: node.consensus.stats.last_finality_ns,
           consensus: {
+            final_on_apply: node.consensus.stats.final_on_apply,
             votes_throttled: node.consensus.votesThrottled,
             votes_reaffirmed: node.consensus.stats.votes_reaffirmed,
             laggards_answered: node.consensus.stats.laggards_answered,
