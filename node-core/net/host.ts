@@ -222,11 +222,12 @@ export class P2PHost {
       welcomes: (topic: string) => this.batching && this.allSubscribe(topic),
     };
     const limits = { maxItems: MAX_BATCH_ITEMS, maxBytes: MAX_BATCH_BYTES };
-    // One pacer for all three: a window's blocks go out together with this node's votes for them
-    // (blocks first), so a receiver holds the votes when it applies the blocks and finalizes them in
-    // that same write. Paced apart, a fifth of a receiver's blocks needed a second write.
+    // One pacer for all three: a window's votes of this node go out together with the blocks they
+    // are for, votes first. A receiver then counts the votes (one signature check per batch, queued
+    // ahead of the blocks') before it applies the blocks, and finalizes them in that same write.
+    // Paced apart, a fifth of a receiver's blocks took a second write; blocks first, a tenth.
     const pacer = new FlushPacer(
-      () => this.blockBatcher.flush() + (this.voteBatchSigner?.flush() ?? 0) + this.voteBatcher.flush(),
+      () => (this.voteBatchSigner?.flush() ?? 0) + this.voteBatcher.flush() + this.blockBatcher.flush(),
       { windowMs: opts.gossipWindowMs ?? 0 },
     );
     const requestFlush = () => pacer.request();
