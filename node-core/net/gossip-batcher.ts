@@ -1,11 +1,12 @@
 import { everyTurn } from './flush-pacer.ts';
 
 /**
- * Gathers what the node publishes in one turn of the event loop into batch messages (issue #18):
- * the blocks one commit accepted, the votes it produced. A GossipSub message costs each hop the
- * same framing, encryption, id hash, duplicate filter, IDONTWANT and score bookkeeping whatever it
- * carries; in the three-node benchmark one message per block and per vote was over half of what a
- * receiving node's thread did per block. Batches go out only while every peer subscribes to the
+ * Gathers what the node publishes in one turn of the event loop (under a steady stream, in one
+ * gossip window: net/flush-pacer.ts) into batch messages (issue #18): the blocks its commits
+ * accepted, the votes they produced. A GossipSub message costs each hop the same framing,
+ * encryption, id hash, duplicate filter, IDONTWANT and score bookkeeping whatever it carries; in the
+ * three-node benchmark one message per block and per vote was over half of what a receiving node's
+ * thread did per block. Batches go out only while every peer subscribes to the
  * batch topic (so takes them); otherwise every item goes out as its own message on the old topic,
  * as nodes that do not know batches expect.
  */

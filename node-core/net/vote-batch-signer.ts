@@ -15,7 +15,8 @@ export interface VoteBatchOutlet {
 }
 
 /**
- * Gathers this node's own votes of one turn of the event loop into batch-signed messages
+ * Gathers this node's own votes of one turn of the event loop (under a steady stream, of one gossip
+ * window: net/flush-pacer.ts) into batch-signed messages
  * (protocol/vote-batch.ts, issue #18): receivers check one signature per batch instead of one per
  * vote. Only while every peer takes the format; otherwise, and for a lone vote (one signature
  * either way), each goes the single-signature way, as nodes that do not know the format expect.
