@@ -221,7 +221,6 @@ export class P2PHost {
       publish: (topic: string, data: Uint8Array) => void this.publish(topic, data),
       welcomes: (topic: string) => this.batching && this.allSubscribe(topic),
     };
-    const limits = { maxItems: MAX_BATCH_ITEMS, maxBytes: MAX_BATCH_BYTES };
     // One pacer for all three: a window's votes of this node go out together with the blocks they
     // are for, votes first. A receiver then counts the votes (one signature check per batch, queued
     // ahead of the blocks') before it applies the blocks, and finalizes them in that same write.
@@ -231,26 +230,20 @@ export class P2PHost {
       { windowMs: opts.gossipWindowMs ?? 0 },
     );
     const requestFlush = () => pacer.request();
-    this.blockBatcher = new GossipBatcher(
-      outlet,
-      {
-        batchTopic: TOPICS.blockBatches,
-        singleTopic: TOPICS.blocks,
-        encodeBatch: (items) => encodeBatchMessage('blocks', items),
-        ...limits,
-      },
-      requestFlush,
-    );
-    this.voteBatcher = new GossipBatcher(
-      outlet,
-      {
-        batchTopic: TOPICS.voteBatches,
-        singleTopic: TOPICS.votes,
-        encodeBatch: (items) => encodeBatchMessage('votes', items),
-        ...limits,
-      },
-      requestFlush,
-    );
+    const batcher = (batchTopic: string, singleTopic: string, key: 'blocks' | 'votes') =>
+      new GossipBatcher(
+        outlet,
+        {
+          batchTopic,
+          singleTopic,
+          encodeBatch: (items) => encodeBatchMessage(key, items),
+          maxItems: MAX_BATCH_ITEMS,
+          maxBytes: MAX_BATCH_BYTES,
+        },
+        requestFlush,
+      );
+    this.blockBatcher = batcher(TOPICS.blockBatches, TOPICS.blocks, 'blocks');
+    this.voteBatcher = batcher(TOPICS.voteBatches, TOPICS.votes, 'votes');
     this.signedVotes = handlers.onVoteBatch !== undefined;
     if (opts.voteSigner)
       this.voteBatchSigner = new VoteBatchSigner(
