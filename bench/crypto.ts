@@ -5,13 +5,13 @@ import {
   signBytes,
   verifyBytes,
 } from '../node-core/protocol/index.ts';
-import { verifyBytesNode } from '../node-core/fastpath/ed25519.ts';
+import { verifyBytesNode, verifyOpenSsl } from '../node-core/fastpath/ed25519.ts';
 import { blockHashBytesNode } from '../node-core/fastpath/block-hash.ts';
 import { fmtRate, measureRate, ratio } from './measure.ts';
 
 /**
- * Signature verification and block hashing: the node:crypto fast paths against the isomorphic
- * (pure JS) paths, measured in the same run on one thread.
+ * Signature verification and block hashing: the node's fast paths (libsodium first, node:crypto)
+ * against the isomorphic (pure JS) paths, measured in the same run on one thread.
  */
 export default async function benchCrypto(log: (line: string) => void): Promise<Record<string, number>> {
   const N = 256;
@@ -30,12 +30,17 @@ export default async function benchCrypto(log: (line: string) => void): Promise<
     const it = items[i++ % N]!;
     if (!verifyBytesNode(it.sig, it.msg, it.pubBytes)) throw new Error('verify failed');
   }, 1);
+  const openSsl = measureRate(() => {
+    const it = items[i++ % N]!;
+    if (!verifyOpenSsl(it.sig, it.msg, it.pubBytes)) throw new Error('verify failed');
+  }, 1);
   const iso = measureRate(() => {
     const it = items[i++ % N]!;
     if (!verifyBytes(it.sig, it.msg, it.pubBytes)) throw new Error('verify failed');
   }, 1);
   log(
-    `ed25519 verify: node:crypto ${fmtRate(fast.perSecond)}, isomorphic ${fmtRate(iso.perSecond)} (fast path ${ratio(fast.perSecond, iso.perSecond)})`,
+    `ed25519 verify: the node's (libsodium first) ${fmtRate(fast.perSecond)}, node:crypto alone ${fmtRate(openSsl.perSecond)}` +
+      ` (${ratio(fast.perSecond, openSsl.perSecond)}), isomorphic ${fmtRate(iso.perSecond)} (node's ${ratio(fast.perSecond, iso.perSecond)})`,
   );
 
   const block: Block = {
@@ -56,6 +61,7 @@ export default async function benchCrypto(log: (line: string) => void): Promise<
   );
   return {
     ed25519_verify_node_per_s: fast.perSecond,
+    ed25519_verify_openssl_per_s: openSsl.perSecond,
     ed25519_verify_iso_per_s: iso.perSecond,
     block_hash_node_per_s: hFast.perSecond,
     block_hash_iso_per_s: hIso.perSecond,

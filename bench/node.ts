@@ -11,7 +11,7 @@ import { bytesToHex } from '../node-core/protocol/hex.ts';
 import { stringifyJson } from '../node-core/protocol/json.ts';
 import { solvePowJs } from '../node-core/protocol/pow.ts';
 import { blockHashBytesNode } from '../node-core/fastpath/block-hash.ts';
-import { signBytesNode, verifyBytesNode } from '../node-core/fastpath/ed25519.ts';
+import { signBytesNode, verifyBytesNode, verifyOpenSsl } from '../node-core/fastpath/ed25519.ts';
 import { driveIngest } from './ingest-client.ts';
 import { measureIngestCeiling } from './ingest-ceiling.ts';
 import { loadGet } from './load.ts';
@@ -127,6 +127,8 @@ function ingestArgs(dataDir: string, limits: boolean): string[] {
     '--log-level',
     'warn',
     '--no-p2p',
+    // BENCH_NODE_ARGS: extra command-line options for the ingest node (A/B runs of an option).
+    ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
   ];
 }
 
@@ -230,7 +232,9 @@ async function ingestRun(
 }
 
 async function benchIngest(log: (l: string) => void, dir: string): Promise<Record<string, number>> {
-  const verify = (() => {
+  // The issue's baseline is node:crypto's verification; the node itself verifies with libsodium
+  // first (fastpath/ed25519.ts), whose rate is printed beside it.
+  const verifyRate = (check: typeof verifyOpenSsl) => {
     const key = fastKey();
     const msgs = Array.from({ length: 64 }, (_, i) => new Uint8Array(32).fill(i));
     const sigs = msgs.map((m) => signBytesNode(m, key.seed));
@@ -239,13 +243,18 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     return measureRate(
       () => {
         const j = i++ % 64;
-        verifyBytesNode(sigs[j]!, msgs[j]!, pub);
+        if (!check(sigs[j]!, msgs[j]!, pub)) throw new Error('verify failed');
       },
       1,
       1.5,
     );
-  })();
-  log(`baseline: node:crypto Ed25519 verify, 1 thread: ${fmtRate(verify.perSecond)}`);
+  };
+  const verify = verifyRate(verifyOpenSsl);
+  const nodeVerify = verifyRate(verifyBytesNode);
+  log(
+    `baseline: node:crypto Ed25519 verify, 1 thread: ${fmtRate(verify.perSecond)}` +
+      ` (the node's verifier, libsodium first: ${fmtRate(nodeVerify.perSecond)}, ${ratio(nodeVerify.perSecond, verify.perSecond)})`,
+  );
 
   const off = await ingestRun(join(dir, 'ingest'), false, undefined, undefined, PASSES);
   const { rate, failed, firstError, serverUs, clientUs, split, streams, cold, passes } = off;
@@ -277,7 +286,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     )}` +
       ` (target 250; all threads: main ${split.main.toFixed(0)},` +
       ` libuv pool (LMDB commits) ${split.pool.toFixed(0)}, verify workers and V8 helpers ${split.other.toFixed(0)};` +
-      ` verify alone ≈ ${(1e6 / verify.perSecond).toFixed(0)} µs), client ${clientUs.toFixed(0)} µs;` +
+      ` verify alone ≈ ${(1e6 / nodeVerify.perSecond).toFixed(0)} µs with the node's verifier), client ${clientUs.toFixed(0)} µs;` +
       ` ${cores} cores → CPU ceiling ${fmtRate((cores * 1e6) / (serverUs + clientUs))} blocks` +
       ` (${ratio((cores * 1e6) / (serverUs + clientUs), verify.perSecond)})`,
   );
@@ -331,6 +340,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
 
   const figures: Record<string, number> = {
     ed25519_verify_1thread_per_s: verify.perSecond,
+    ed25519_verify_node_verifier_1thread_per_s: nodeVerify.perSecond,
     ingest_request_ms: latencyMs,
     ingest_node_cpu_us_per_block: serverUs,
     ingest_node_main_thread_us_per_block: split.main,
