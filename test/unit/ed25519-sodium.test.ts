@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { signBytesNode, verifyBytesNode, verifyOpenSsl } from '../../node-core/fastpath/ed25519.ts';
 import { sodium } from '../../node-core/fastpath/sodium.ts';
 import { publicKeyFromSeed, signBytes } from '../../node-core/protocol/index.ts';
@@ -102,5 +102,30 @@ describe('Ed25519 with libsodium first: node:crypto verdicts, same signatures', 
     expect(verifyBytesNode(sig.subarray(0, 63), msg, pub)).toBe(false);
     expect(verifyBytesNode(sig, msg, pub.subarray(0, 31))).toBe(false);
     expect(verifyBytesNode(Uint8Array.from([...sig, 0]), msg, pub)).toBe(false);
+  });
+});
+
+describe('Ed25519 without libsodium (LEDGER_NODE_SODIUM=0, or no binary for the platform)', () => {
+  it('node:crypto alone: the same signatures and verdicts', async () => {
+    const before = process.env.LEDGER_NODE_SODIUM;
+    process.env.LEDGER_NODE_SODIUM = '0';
+    vi.resetModules();
+    try {
+      const fresh = await import('../../node-core/fastpath/ed25519.ts');
+      const freshSodium = await import('../../node-core/fastpath/sodium.ts');
+      expect(freshSodium.sodium()).toBeUndefined();
+      const seed = new Uint8Array(32).fill(21);
+      const msg = new TextEncoder().encode('no libsodium');
+      const sig = fresh.signBytesNode(msg, seed);
+      expect(Buffer.from(sig).equals(Buffer.from(signBytesNode(msg, seed)))).toBe(true);
+      const pub = publicKeyFromSeed(seed);
+      expect(fresh.verifyBytesNode(sig, msg, pub)).toBe(true);
+      sig[5]! ^= 1;
+      expect(fresh.verifyBytesNode(sig, msg, pub)).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.LEDGER_NODE_SODIUM;
+      else process.env.LEDGER_NODE_SODIUM = before;
+      vi.resetModules();
+    }
   });
 });
