@@ -7,22 +7,10 @@ import {
   signBytes,
   verifyBytes,
 } from '../../node-core/protocol/index.ts';
-import { signBytesNode, verifyBytesNode } from '../../node-core/fastpath/ed25519.ts';
+import { signBytesNode, verifyBytesNode, verifyOpenSsl } from '../../node-core/fastpath/ed25519.ts';
+import { bigToLe, L, leToBig } from '../helpers/ed25519-scalars.ts';
 
-const L = (1n << 252n) + 27742317777372353535851937790883648493n;
-
-function leToBig(b: Uint8Array): bigint {
-  let x = 0n;
-  for (let i = b.length - 1; i >= 0; i--) x = (x << 8n) | BigInt(b[i]!);
-  return x;
-}
-function bigToLe(x: bigint, n: number): Uint8Array {
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++, x >>= 8n) out[i] = Number(x & 0xffn);
-  return out;
-}
-
-describe('Ed25519: node:crypto fast path agrees with the isomorphic path', () => {
+describe('Ed25519: the node fast path (libsodium first, node:crypto deciding) agrees with the isomorphic path', () => {
   it('property: same signatures, same verdicts on valid and tampered input', () => {
     fc.assert(
       fc.property(
@@ -38,6 +26,9 @@ describe('Ed25519: node:crypto fast path agrees with the isomorphic path', () =>
           const bad = Uint8Array.from(sig);
           bad[flip % 64]! ^= 1 << (flip % 8);
           expect(verifyBytesNode(bad, msg, pub)).toBe(verifyBytes(bad, msg, pub));
+          // The node's verifier (libsodium first) gives node:crypto's verdict alone.
+          expect(verifyBytesNode(bad, msg, pub)).toBe(verifyOpenSsl(bad, msg, pub));
+          expect(verifyOpenSsl(sig, msg, pub)).toBe(true);
           expect(verifyBytes(bad, msg, pub)).toBe(false);
         },
       ),
