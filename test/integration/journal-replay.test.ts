@@ -142,7 +142,9 @@ describe('write-ahead journal', () => {
     inst = await startNode(true);
     const r = replayed(inst);
     expect(r, 'no journal replay logged').toBeDefined();
-    expect(r!.applied).toBe(after.length);
+    // On a failure, what the replay did and what the node logged above info say why.
+    const why = JSON.stringify({ replay: r, logs: inst.logs.filter((l) => (l.level as number) > 30) });
+    expect(r!.applied, why).toBe(after.length);
     expect(r!.refused).toEqual([]);
     expect(r!.torn).toBeDefined();
     for (const b of [...before, ...after])
