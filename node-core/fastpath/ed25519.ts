@@ -12,11 +12,16 @@ const PKCS8_PREFIX = Uint8Array.from([
   0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
 ]);
 
+/** A key's bytes as a Map key (latin1: one character a byte, no hex encoding). */
+function keyId(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+}
+
 const CACHE_LIMIT = 10_000;
 const keyCache = new Map<string, KeyObject | null>();
 
 function publicKeyObject(pub: Uint8Array): KeyObject | null {
-  const id = Buffer.from(pub.buffer, pub.byteOffset, pub.byteLength).toString('latin1');
+  const id = keyId(pub);
   const hit = keyCache.get(id);
   if (hit !== undefined) return hit;
   let key: KeyObject | null;
@@ -74,7 +79,7 @@ function remember<V>(cache: Map<string, V>, id: string, value: V): V {
 }
 
 function privateKeyObject(seed: Uint8Array): KeyObject {
-  const id = Buffer.from(seed.buffer, seed.byteOffset, seed.byteLength).toString('latin1');
+  const id = keyId(seed);
   return (
     signerCache.get(id) ??
     remember(
@@ -90,12 +95,11 @@ export function signBytesNode(message: Uint8Array, seed: Uint8Array): Uint8Array
   if (seed.length !== 32) throw new RangeError('an Ed25519 seed is 32 bytes');
   const fast = sodium();
   if (fast === undefined) return new Uint8Array(sign(null, message, privateKeyObject(seed)));
-  const id = Buffer.from(seed.buffer, seed.byteOffset, seed.byteLength).toString('latin1');
+  const id = keyId(seed);
   let secret = secretKeys.get(id);
   if (secret === undefined) {
-    secret = new Uint8Array(64);
+    secret = remember(secretKeys, id, new Uint8Array(64));
     fast.crypto_sign_seed_keypair(new Uint8Array(32), secret, seed);
-    remember(secretKeys, id, secret);
   }
   const out = new Uint8Array(64);
   fast.crypto_sign_detached(out, message, secret);
