@@ -459,7 +459,12 @@ export class LedgerNode {
       this.certificates = new CertificateBook(this.store);
       // No worker until the first signature to check: a worker thread costs ~25 MB resident and its
       // start competes with the node's own; an idle or read-only node needs none.
-      this.verifyPool = new VerifyPool({ threads: this.opts.verifyThreads, initialThreads: 0 });
+      this.verifyPool = new VerifyPool({
+        threads: this.opts.verifyThreads,
+        initialThreads: 0,
+        onWorkerLost: (loss) =>
+          this.log?.warn({ worker: loss }, 'a signature-check worker died; its checks run here'),
+      });
       // The WebAssembly kernel checks a nonce several times faster than the pure-JS digest; it is
       // compiled with the first proof of work to check, not at start-up (~10 ms).
       let kernel: ReturnType<typeof loadPowKernelSync> | undefined;

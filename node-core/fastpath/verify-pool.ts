@@ -22,7 +22,22 @@ export interface VerifyPoolOptions {
   maxBatch?: number;
   /** The worker module (default: verify-worker beside this file; tests pass others). */
   workerFile?: URL;
+  /** Told when a worker dies (the node logs it): its checks are then done on the caller's thread. */
+  onWorkerLost?: (loss: WorkerLoss) => void;
 }
+
+/** A worker that died, and why: its thread's uncaught error, or the exit code it ended with. */
+export interface WorkerLoss {
+  /** Its module had loaded: a crash while working, not a failure to start. */
+  ran: boolean;
+  error?: string;
+  exitCode?: number;
+  /** Checks it held unanswered, which were then done on the caller's thread. */
+  unanswered: number;
+}
+
+/** Losses kept for diagnostics: the most recent ones. */
+const LOSSES_KEPT = 16;
 
 /**
  * Workers only where there are cores to spare: 2 on a machine of more than 2 cores, none on 1 or 2
@@ -66,6 +81,8 @@ export class VerifyPool {
   private readonly initialThreads: number;
   private readonly maxBatch: number;
   private readonly workerFile: URL;
+  private readonly onWorkerLost: ((loss: WorkerLoss) => void) | undefined;
+  private readonly losses: WorkerLoss[] = [];
   /** A worker died before its thread ever ran: starting more would fail alike, so none are. */
   private cannotStart = false;
   private readonly slots: Slot[] = [];
@@ -80,6 +97,7 @@ export class VerifyPool {
     this.initialThreads = Math.min(this.threads, opts.initialThreads ?? 1);
     this.maxBatch = opts.maxBatch ?? 512;
     this.workerFile = opts.workerFile ?? new URL(WORKER_FILE, import.meta.url);
+    this.onWorkerLost = opts.onWorkerLost;
   }
 
   start(): void {
@@ -100,8 +118,8 @@ export class VerifyPool {
       } else this.onResult(m);
     });
     // A worker that dies (an error, or its thread exiting before stop) takes no request with it.
-    worker.on('error', () => this.workerLost(slot));
-    worker.on('exit', () => this.workerLost(slot));
+    worker.on('error', (e: Error) => this.workerLost(slot, { error: e?.message ?? String(e) }));
+    worker.on('exit', (exitCode: number) => this.workerLost(slot, { exitCode }));
     this.slots.push(slot);
   }
 
@@ -121,6 +139,11 @@ export class VerifyPool {
   /** Requests handed to each started worker and not yet answered (diagnostics). */
   workload(): number[] {
     return this.slots.map((s) => s.outstanding);
+  }
+
+  /** The workers that died (the most recent LOSSES_KEPT), oldest first. */
+  lostWorkers(): readonly WorkerLoss[] {
+    return this.losses;
   }
 
   /** Workers that are ready (their module has loaded). */
@@ -217,11 +240,14 @@ export class VerifyPool {
   }
 
   /** Drops a dead worker; what it was given is verified here instead (the next flush adds one). */
-  private workerLost(slot: Slot): void {
+  private workerLost(slot: Slot, why: { error?: string; exitCode?: number }): void {
     const i = this.slots.indexOf(slot);
     if (i < 0) return; // stopped, or already handled (an error is followed by an exit)
     this.slots.splice(i, 1);
     if (!slot.ran) this.cannotStart = true;
+    const loss: WorkerLoss = { ran: slot.ran, ...why, unanswered: slot.outstanding };
+    if (this.losses.push(loss) > LOSSES_KEPT) this.losses.shift();
+    this.onWorkerLost?.(loss);
     void slot.worker.terminate();
     for (const [id, entry] of this.inflight) {
       if (entry.slot !== slot) continue;
