@@ -98,8 +98,9 @@ export function signBytesNode(message: Uint8Array, seed: Uint8Array): Uint8Array
   const id = keyId(seed);
   let secret = secretKeys.get(id);
   if (secret === undefined) {
-    secret = remember(secretKeys, id, new Uint8Array(64));
+    secret = new Uint8Array(64);
     fast.crypto_sign_seed_keypair(new Uint8Array(32), secret, seed);
+    remember(secretKeys, id, secret);
   }
   const out = new Uint8Array(64);
   fast.crypto_sign_detached(out, message, secret);

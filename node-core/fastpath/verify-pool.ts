@@ -36,9 +36,6 @@ export interface WorkerLoss {
   unanswered: number;
 }
 
-/** Losses kept for diagnostics: the most recent ones. */
-const LOSSES_KEPT = 16;
-
 /**
  * Workers only where there are cores to spare: 2 on a machine of more than 2 cores, none on 1 or 2
  * (issue #18). On 2 cores the node's thread, LMDB's writer and the rest of the machine already share
@@ -82,7 +79,6 @@ export class VerifyPool {
   private readonly maxBatch: number;
   private readonly workerFile: URL;
   private readonly onWorkerLost: ((loss: WorkerLoss) => void) | undefined;
-  private readonly losses: WorkerLoss[] = [];
   /** A worker died before its thread ever ran: starting more would fail alike, so none are. */
   private cannotStart = false;
   private readonly slots: Slot[] = [];
@@ -118,7 +114,9 @@ export class VerifyPool {
       } else this.onResult(m);
     });
     // A worker that dies (an error, or its thread exiting before stop) takes no request with it.
-    worker.on('error', (e: Error) => this.workerLost(slot, { error: e?.message ?? String(e) }));
+    worker.on('error', (e: unknown) =>
+      this.workerLost(slot, { error: e instanceof Error ? e.message : String(e) }),
+    );
     worker.on('exit', (exitCode: number) => this.workerLost(slot, { exitCode }));
     this.slots.push(slot);
   }
@@ -139,11 +137,6 @@ export class VerifyPool {
   /** Requests handed to each started worker and not yet answered (diagnostics). */
   workload(): number[] {
     return this.slots.map((s) => s.outstanding);
-  }
-
-  /** The workers that died (the most recent LOSSES_KEPT), oldest first. */
-  lostWorkers(): readonly WorkerLoss[] {
-    return this.losses;
   }
 
   /** Workers that are ready (their module has loaded). */
@@ -245,9 +238,7 @@ export class VerifyPool {
     if (i < 0) return; // stopped, or already handled (an error is followed by an exit)
     this.slots.splice(i, 1);
     if (!slot.ran) this.cannotStart = true;
-    const loss: WorkerLoss = { ran: slot.ran, ...why, unanswered: slot.outstanding };
-    if (this.losses.push(loss) > LOSSES_KEPT) this.losses.shift();
-    this.onWorkerLost?.(loss);
+    this.onWorkerLost?.({ ran: slot.ran, ...why, unanswered: slot.outstanding });
     void slot.worker.terminate();
     for (const [id, entry] of this.inflight) {
       if (entry.slot !== slot) continue;

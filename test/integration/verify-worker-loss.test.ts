@@ -3,6 +3,7 @@ import { signBytesNode, verifyBytesNode } from '../../node-core/fastpath/ed25519
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { keyPairFromSeed, randomSeed } from '../../node-core/protocol/keys.ts';
 import { startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
+import { crashWorker } from '../helpers/verify-pool.ts';
 
 /**
  * A node whose signature-check worker dies says so in its log (the GUI's log view reads the same
@@ -32,9 +33,7 @@ describe('a signature-check worker that dies', () => {
     await new Promise((r) => setImmediate(r));
     expect(pool.workload(), 'the burst went to the worker').toEqual([40]);
     // It ends before it answers, as a crash would.
-    await (
-      pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }
-    ).slots[0]!.worker.terminate();
+    await crashWorker(pool);
     expect(await Promise.all(held)).toEqual(want);
 
     const lines = t.node.logRing.query({ level: 'warn', text: 'signature-check worker died' });
