@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 
 /**
  * Helpers of the ingest benchmark that look at the node process: its start-up work, and where its
@@ -38,6 +38,24 @@ export function threadCpu(pid: number): Map<string, { name: string; seconds: num
     out.set(tid, { name, seconds: (Number(f[11]) + Number(f[12])) / 100 }); // USER_HZ is 100 on Linux
   }
   return out;
+}
+
+/**
+ * Bytes written to the disk that holds `path` so far (/sys/dev/block/M:m/stat, sectors written), the
+ * whole device's: on a quiet machine, what the node under test wrote. A process's own count
+ * (/proc/PID/io `write_bytes`) is no measure here: the kernel counts a whole page-cache folio (up to
+ * 2 MB with ext4's large folios) when a 4 KB write turns it dirty. Undefined where there is no such file.
+ */
+export function diskWrittenBytes(path: string): number | undefined {
+  try {
+    const dev = statSync(path).dev;
+    const major = Math.floor(dev / 256) & 0xfff;
+    const minor = (dev & 0xff) | (Math.floor(dev / 4096) & ~0xff);
+    const f = readFileSync(`/sys/dev/block/${major}:${minor}/stat`, 'utf8').trim().split(/\s+/);
+    return Number(f[6]) * 512;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface CpuSplit {

@@ -16,7 +16,7 @@ import { driveIngest } from './ingest-client.ts';
 import { measureIngestCeiling } from './ingest-ceiling.ts';
 import { loadGet } from './load.ts';
 import { fmtRate, measureRate, ratio } from './measure.ts';
-import { cpuSplit, type CpuSplit, threadCpu, waitForStartupWork } from './ingest-run.ts';
+import { cpuSplit, type CpuSplit, diskWrittenBytes, threadCpu, waitForStartupWork } from './ingest-run.ts';
 import { spawnNode } from './spawn-node.ts';
 import { benchStartup } from './startup.ts';
 
@@ -140,6 +140,8 @@ interface IngestFigures {
   serverUs: number;
   clientUs: number;
   split: CpuSplit;
+  /** KB written to the data directory's disk per block (the whole device's writes), if known. */
+  diskKb: number | undefined;
   streams: string[][];
 }
 
@@ -174,6 +176,7 @@ function ingestStreams(clients: number, networkId: string): string[][] {
 /** One timed phase of an ingest run: the clients' rate and what it cost the node and the client. */
 async function ingestPhase(
   node: { url: string; proc: { pid?: number } },
+  dataDir: string,
   streams: string[][],
   opts: { requestsPerAddress?: number; firstAddress?: number },
 ): Promise<IngestFigures> {
@@ -181,12 +184,15 @@ async function ingestPhase(
   const total = streams.reduce((n, s) => n + s.length, 0);
   const serverCpu0 = cpuSeconds(pid);
   const threads0 = threadCpu(pid);
+  const disk0 = diskWrittenBytes(dataDir);
   const clientCpu0 = process.cpuUsage();
   const run = await driveIngest(node.url, streams, opts);
   const serverUs = ((cpuSeconds(pid) - serverCpu0) / total) * 1e6;
   const split = cpuSplit(pid, threads0, threadCpu(pid), total);
+  const disk1 = diskWrittenBytes(dataDir);
+  const diskKb = disk0 === undefined || disk1 === undefined ? undefined : (disk1 - disk0) / total / 1024;
   const cu = process.cpuUsage(clientCpu0);
-  return { ...run, serverUs, clientUs: (cu.user + cu.system) / total, split, streams };
+  return { ...run, serverUs, clientUs: (cu.user + cu.system) / total, split, diskKb, streams };
 }
 
 /**
@@ -215,12 +221,13 @@ async function ingestRun(
     const coldStreams = WARMUP ? ingestStreams(CLIENTS, network_id) : undefined;
     const timed = Array.from({ length: passes }, () => ingestStreams(CLIENTS, network_id));
     await waitForStartupWork(node.url);
-    const cold = coldStreams && (await ingestPhase(node, coldStreams, { requestsPerAddress: spread }));
+    const cold =
+      coldStreams && (await ingestPhase(node, dataDir, coldStreams, { requestsPerAddress: spread }));
     // A spread run's timed phases come from addresses no earlier phase used (their quotas are spent).
     let firstAddress = spread && coldStreams ? Math.ceil(coldStreams[0]!.length / spread) : 0;
     const done: IngestFigures[] = [];
     for (const streams of timed) {
-      done.push(await ingestPhase(node, streams, { requestsPerAddress: spread, firstAddress }));
+      done.push(await ingestPhase(node, dataDir, streams, { requestsPerAddress: spread, firstAddress }));
       if (spread) firstAddress += Math.ceil(streams[0]!.length / spread);
     }
     const median = [...done].sort((a, b) => a.rate - b.rate)[Math.floor(done.length / 2)]!;
@@ -297,6 +304,21 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     `ingest: mean time per request ${latencyMs.toFixed(2)} ms with ${CLIENTS} in flight;` +
       ` node busy ${((serverUs * rate) / 1e6).toFixed(2)} of ${cores} cores`,
   );
+  // What reaches the disk (the whole device's writes, a quiet machine assumed): the journal's frames
+  // are one block record each, a few hundred bytes; the rest is LMDB's pages. Each commit writes the
+  // pages it changed to new places (copy-on-write), and while a checkpoint holds its pages
+  // (store/checkpoint.ts) no page freed since is reused, so every copy is a page more to write back;
+  // the journal's syncs wait behind that write-back on the same disk.
+  if (off.diskKb !== undefined)
+    log(
+      `ingest: disk written ${off.diskKb.toFixed(1)} KB per block` +
+        `${spreadOf(
+          'each pass',
+          (p) => p.diskKb ?? NaN,
+          (k) => k.toFixed(1),
+        )},` +
+        ` ${((off.diskKb * rate) / 1024).toFixed(0)} MB/s`,
+    );
 
   // BENCH_JOURNAL_AB=1: the same run again with the write-ahead journal switched the other way
   // (ledger/block-journal.ts; answered once journaled instead of once LMDB has flushed), runs
@@ -347,6 +369,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     ingest_node_pool_us_per_block: split.pool,
     ingest_node_other_threads_us_per_block: split.other,
     ingest_client_cpu_us_per_block: clientUs,
+    ...(off.diskKb === undefined ? {} : { ingest_disk_kb_per_block: off.diskKb }),
     ingest_blocks_per_s: rate,
     ingest_ratio: rate / verify.perSecond,
     ingest_failed: failed,

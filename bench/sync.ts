@@ -1,8 +1,9 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { driveIngest } from './ingest-client.ts';
+import { diskWrittenBytes } from './ingest-run.ts';
 import { cpuSeconds, fmtRate, ratio } from './measure.ts';
 import { buildChain, fastKey } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
@@ -108,6 +109,8 @@ interface JoinResult {
   rate: number;
   cpuUs: number;
   lag: Lag;
+  /** KB written to the data directory's disk per block while it caught up (undefined: not known). */
+  diskKb: number | undefined;
 }
 
 /** A fresh node joins `peers`; time from its start until it holds all `blocks` and all are final. */
@@ -129,6 +132,7 @@ async function joinNetwork(
       process.env.BENCH_SYNC_NODE_OPTIONS ?? '',
     ].join(' '),
   );
+  const disk0 = diskWrittenBytes(dirname(dir));
   const started = performance.now();
   const node = await spawnNode(
     ['--data-dir', dir, '--genesis-dir', genesisDir, '--dial', peers.join(','), ...P2P, ...COMMON],
@@ -160,7 +164,9 @@ async function joinNetwork(
     const ms = performance.now() - started;
     const cpuUs = (cpuSeconds(node.proc.pid!) / blocks) * 1e6;
     const lag = await readLag(lagFile);
+    const disk1 = diskWrittenBytes(dirname(dir));
     return {
+      diskKb: disk0 === undefined || disk1 === undefined ? undefined : (disk1 - disk0) / blocks / 1024,
       seconds: ms / 1000,
       appliedSeconds: applied / 1000,
       rate: blocks / (ms / 1000),
@@ -211,8 +217,11 @@ export default async function benchSync(log: (line: string) => void): Promise<Re
         `catch-up, ${k} peer${k > 1 ? 's' : ''}: ${base.blocks} blocks held in ${r.appliedSeconds.toFixed(1)} s, all final in ${r.seconds.toFixed(1)} s` +
           ` (process start included): ${fmtRate(r.rate)} blocks, ${ratio(r.rate, base.rate)} of HTTP ingest (target 0.50);` +
           ` joiner CPU ${r.cpuUs.toFixed(0)} µs per block (all threads, start-up included);` +
-          ` its event-loop delay p99 ${r.lag.p99_ms.toFixed(1)} ms, max ${r.lag.max_ms.toFixed(0)} ms`,
+          ` its event-loop delay p99 ${r.lag.p99_ms.toFixed(1)} ms, max ${r.lag.max_ms.toFixed(0)} ms` +
+          // The whole device's writes meanwhile (the peers write little while they serve).
+          (r.diskKb === undefined ? '' : `; disk written ${r.diskKb.toFixed(1)} KB per block`),
       );
+      if (r.diskKb !== undefined) figures[`sync_${k}peer_disk_kb_per_block`] = r.diskKb;
       figures[`sync_${k}peer_loop_p99_ms`] = r.lag.p99_ms;
       figures[`sync_${k}peer_seconds`] = r.seconds;
       figures[`sync_${k}peer_blocks_per_s`] = r.rate;
