@@ -305,7 +305,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
       ` node busy ${((serverUs * rate) / 1e6).toFixed(2)} of ${cores} cores`,
   );
   // What reaches the disk (the whole device's writes, a quiet machine assumed): the journal's frames
-  // are one block record each, a few hundred bytes; the rest is LMDB's pages. Each commit writes the
+  // hold a block's record, about 0.3 KB; the rest is LMDB's pages. Each commit writes the
   // pages it changed to new places (copy-on-write), and while a checkpoint holds its pages
   // (store/checkpoint.ts) no page freed since is reused, so every copy is a page more to write back;
   // the journal's syncs wait behind that write-back on the same disk.
