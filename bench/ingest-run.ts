@@ -46,7 +46,7 @@ export function threadCpu(pid: number): Map<string, { name: string; seconds: num
  * (/proc/PID/io `write_bytes`) is no measure here: the kernel counts a whole page-cache folio (up to
  * 2 MB with ext4's large folios) when a 4 KB write turns it dirty. Undefined where there is no such file.
  */
-export function diskWrittenBytes(path: string): number | undefined {
+function diskWrittenBytes(path: string): number | undefined {
   try {
     const dev = statSync(path).dev;
     const major = Math.floor(dev / 256) & 0xfff;
@@ -56,6 +56,18 @@ export function diskWrittenBytes(path: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Starts counting the writes to the disk that holds `path`; the function returned gives the KB
+ * written since, per block of `blocks` (undefined where the device's counter cannot be read).
+ */
+export function diskMeter(path: string): (blocks: number) => number | undefined {
+  const before = diskWrittenBytes(path);
+  return (blocks) => {
+    const now = diskWrittenBytes(path);
+    return before === undefined || now === undefined ? undefined : (now - before) / blocks / 1024;
+  };
 }
 
 export interface CpuSplit {

@@ -16,7 +16,7 @@ import { driveIngest } from './ingest-client.ts';
 import { measureIngestCeiling } from './ingest-ceiling.ts';
 import { loadGet } from './load.ts';
 import { fmtRate, measureRate, ratio } from './measure.ts';
-import { cpuSplit, type CpuSplit, diskWrittenBytes, threadCpu, waitForStartupWork } from './ingest-run.ts';
+import { cpuSplit, type CpuSplit, diskMeter, threadCpu, waitForStartupWork } from './ingest-run.ts';
 import { spawnNode } from './spawn-node.ts';
 import { benchStartup } from './startup.ts';
 
@@ -184,13 +184,12 @@ async function ingestPhase(
   const total = streams.reduce((n, s) => n + s.length, 0);
   const serverCpu0 = cpuSeconds(pid);
   const threads0 = threadCpu(pid);
-  const disk0 = diskWrittenBytes(dataDir);
+  const disk = diskMeter(dataDir);
   const clientCpu0 = process.cpuUsage();
   const run = await driveIngest(node.url, streams, opts);
   const serverUs = ((cpuSeconds(pid) - serverCpu0) / total) * 1e6;
   const split = cpuSplit(pid, threads0, threadCpu(pid), total);
-  const disk1 = diskWrittenBytes(dataDir);
-  const diskKb = disk0 === undefined || disk1 === undefined ? undefined : (disk1 - disk0) / total / 1024;
+  const diskKb = disk(total);
   const cu = process.cpuUsage(clientCpu0);
   return { ...run, serverUs, clientUs: (cu.user + cu.system) / total, split, diskKb, streams };
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { driveIngest } from './ingest-client.ts';
-import { diskWrittenBytes } from './ingest-run.ts';
+import { diskMeter } from './ingest-run.ts';
 import { cpuSeconds, fmtRate, ratio } from './measure.ts';
 import { buildChain, fastKey } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
@@ -132,7 +132,7 @@ async function joinNetwork(
       process.env.BENCH_SYNC_NODE_OPTIONS ?? '',
     ].join(' '),
   );
-  const disk0 = diskWrittenBytes(dirname(dir));
+  const disk = diskMeter(dirname(dir));
   const started = performance.now();
   const node = await spawnNode(
     ['--data-dir', dir, '--genesis-dir', genesisDir, '--dial', peers.join(','), ...P2P, ...COMMON],
@@ -164,9 +164,8 @@ async function joinNetwork(
     const ms = performance.now() - started;
     const cpuUs = (cpuSeconds(node.proc.pid!) / blocks) * 1e6;
     const lag = await readLag(lagFile);
-    const disk1 = diskWrittenBytes(dirname(dir));
     return {
-      diskKb: disk0 === undefined || disk1 === undefined ? undefined : (disk1 - disk0) / blocks / 1024,
+      diskKb: disk(blocks),
       seconds: ms / 1000,
       appliedSeconds: applied / 1000,
       rate: blocks / (ms / 1000),
