@@ -102,6 +102,7 @@ import { loadPowKernelSync } from './protocol/pow-wasm.ts';
 import { StateChain } from './statechain/statechain.ts';
 import { Store } from './store/store.ts';
 import { StoreInUseError } from './store/owner-lock.ts';
+import type { WriteBatchOptions } from './store/write-batch.ts';
 import { NODE_VERSION } from './version.ts';
 
 /**
@@ -123,6 +124,12 @@ export interface NodeOptions {
    * it off.
    */
   journal?: boolean;
+  /**
+   * A journaled store's write batches (store/write-batch.ts). Default: from LEDGER_NODE_BATCH_MS and
+   * LEDGER_NODE_BATCH_IDLE_MS when set (tests), else the store's defaults; `maxMs: 0` commits every
+   * group.
+   */
+  writeBatch?: WriteBatchOptions;
   /** API port (default 8080; 0 picks a free port). */
   apiPort?: number;
   /** API bind address (default 127.0.0.1). */
@@ -440,7 +447,12 @@ export class LedgerNode {
     }
     const journalOn = this.opts.journal ?? process.env.LEDGER_NODE_JOURNAL !== '0';
     try {
-      this.store = Store.open({ path: join(this.dataDir, 'ledger.lmdb'), journaled: journalOn });
+      this.store = Store.open({
+        path: join(this.dataDir, 'ledger.lmdb'),
+        journaled: journalOn,
+        batch: this.opts.writeBatch ?? batchFromEnv(),
+        onFailure: (e) => this.log?.error({ err: e.cause }, e.message),
+      });
     } catch (e) {
       if (e instanceof StoreInUseError)
         throw new NodeStartError(
@@ -925,7 +937,7 @@ export class LedgerNode {
         capacity,
         driver: picked.driver,
         report: picked.report,
-        book: new VmBook(this.store.vms),
+        book: new VmBook(this.store.vms, (db, key, value) => this.store.putDurable(db, key, value)),
         leases: this.ledger.leases,
         certificateValid: (hash) => {
           const c = this.certificates.get(hash);
@@ -1443,4 +1455,15 @@ export class LedgerNode {
     const t = this.statechain.kvGet(key);
     return t === undefined ? undefined : parseJson(t);
   }
+}
+
+/** Write-batch settings from LEDGER_NODE_BATCH_MS and LEDGER_NODE_BATCH_IDLE_MS (milliseconds), if set. */
+function batchFromEnv(): WriteBatchOptions | undefined {
+  const ms = (name: string) => {
+    const v = process.env[name];
+    return v !== undefined && /^\d{1,7}$/.test(v) ? Number(v) : undefined;
+  };
+  const maxMs = ms('LEDGER_NODE_BATCH_MS');
+  const idleMs = ms('LEDGER_NODE_BATCH_IDLE_MS');
+  return maxMs === undefined && idleMs === undefined ? undefined : { maxMs, idleMs };
 }

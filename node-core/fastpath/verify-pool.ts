@@ -37,14 +37,17 @@ export interface WorkerLoss {
 }
 
 /**
- * Workers only where there are cores to spare: 2 on a machine of more than 2 cores, none on 1 or 2
- * (issue #18). On 2 cores the node's thread, LMDB's writer and the rest of the machine already share
- * both, and a worker's hand-off (packing, messages, wake-ups, its own isolate's GC and compiler) cost
- * more than it gave back. Measured there (2026-11-28, runs alternating): 16 clients' HTTP ingest 5.9
- * and 5.7 k/s, 223 and 186 µs of CPU a block with workers and without; three nodes' gossip 1,142-1,191
- * µs of CPU a block together with, 863-997 without, 1.5 and 1.7-2.0 k/s final on all three.
+ * Workers where there are cores to spare: 2 on a machine of more than 2 cores, 1 on 2 cores, none
+ * on 1 (issue #18). On 2 cores a worker's hand-off (packing, messages, wake-ups, its own isolate's
+ * GC and compiler) costs CPU, and it paid only once the node's thread became the limit. Measured
+ * there, runs alternating:
+ * - 2026-11-28, LMDB committing each group: 16 clients' HTTP ingest 5.9 and 5.7 k/s with workers and
+ *   without; three nodes' gossip 1.5 against 1.7-2.0 k/s final on all three. None was the default.
+ * - 2026-11-29, with write batches (store/write-batch.ts), the node's thread ~97 % busy at ingest:
+ *   one worker against none, ingest 7.7-8.3 against 6.0-6.9 k/s (main thread 96 against 136 µs a
+ *   block); gossip 2.7-2.9 against 2.6-2.7 k/s final on all three (four pairs).
  */
-const DEFAULT_THREADS = availableParallelism() > 2 ? 2 : 0;
+const DEFAULT_THREADS = availableParallelism() > 2 ? 2 : availableParallelism() === 2 ? 1 : 0;
 
 /** Longest run of signature checks on the caller's thread while no worker runs. */
 const INLINE_SLICE_MS = 4;

@@ -53,6 +53,14 @@ export class GroupCommit<Op extends GroupOp> {
     this.queue.push(op);
     if (this.scheduled) return;
     this.scheduled = true;
+    // In a write batch (store/write-batch.ts) a transaction runs as soon as it is asked for, so the
+    // group waits for the end of this event-loop turn: the turn's other requests join it. A group
+    // that waits for LMDB's flush opens none (it would only end it again).
+    if (this.store.flushWaiters === 0 && this.store.openBatch()) setImmediate(() => this.run());
+    else this.run();
+  }
+
+  private run(): void {
     let taken: Op[] = [];
     let journaled: Journaled | undefined;
     let flushDone: (() => void) | undefined;

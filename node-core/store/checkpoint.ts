@@ -184,6 +184,11 @@ export interface CheckpointerOptions {
   intervalMs?: number;
   /** The sequence number of the newest checkpoint already there (the next one follows it). */
   lastSeq?: number;
+  /**
+   * Runs the meta pages' read inside a write transaction (default: the root's own). The store
+   * passes its childTransaction, which knows whether a write batch is open.
+   */
+  transact?: (fn: () => void) => Promise<unknown>;
 }
 
 /** Pinned read transaction of lmdb-js (useReadTransaction). */
@@ -210,6 +215,7 @@ export class Checkpointer {
   private queued: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly transact: (fn: () => void) => Promise<unknown>;
 
   constructor(root: RootDatabase, fd: number, dataFile: string, opts: CheckpointerOptions = {}) {
     this.root = root;
@@ -219,6 +225,7 @@ export class Checkpointer {
     this.pageSize = (root.getStats() as { pageSize: number }).pageSize;
     this.intervalMs = opts.intervalMs ?? 1000;
     this.seq = opts.lastSeq ?? 0;
+    this.transact = opts.transact ?? ((fn) => this.root.transaction(fn));
   }
 
   start(): void {
@@ -261,8 +268,9 @@ export class Checkpointer {
     const pin = this.root.useReadTransaction() as Pin;
     try {
       let metas: Uint8Array | undefined;
-      // Inside a write transaction: no commit writes a meta page while they are read.
-      await this.root.transaction(() => {
+      // Inside a write transaction: no commit writes a meta page while they are read. Inside an open
+      // write batch they describe the last commit before it, which is what this checkpoint records.
+      await this.transact(() => {
         metas = readMetas(this.fd, this.pageSize);
       });
       await fdatasyncAsync(this.fd);

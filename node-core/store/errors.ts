@@ -25,3 +25,20 @@ export function isFull(e: unknown): boolean {
   const code = (e as { code?: unknown } | undefined)?.code;
   return code === ENOSPC || code === 'ENOSPC' || code === MDB_MAP_FULL || code === 'MDB_MAP_FULL';
 }
+
+/**
+ * A write refused because a write batch (store/write-batch.ts) failed to commit: LMDB lacks groups
+ * that were answered. They are in the ledger's journal, which the next start replays; until then the
+ * node takes no write, so nothing builds on what LMDB does not hold.
+ */
+export class StoreFailedError extends Error {
+  readonly code = 'store_failed';
+  constructor(cause: unknown) {
+    super(
+      `the node's store could not commit (${(cause as Error | undefined)?.message ?? String(cause)}); ` +
+        'restart the node: nothing acknowledged is lost',
+      { cause },
+    );
+    this.name = 'StoreFailedError';
+  }
+}

@@ -20,8 +20,9 @@ import {
   removeCheckpoints,
   restoreCheckpoint,
 } from './checkpoint.ts';
-import { isFull, StoreFullError } from './errors.ts';
+import { isFull, StoreFailedError, StoreFullError } from './errors.ts';
 import { takeOwnerLock } from './owner-lock.ts';
+import { WriteBatch, type WriteBatchOptions } from './write-batch.ts';
 
 /**
  * The node's durable store: one LMDB environment with named databases. Ledger records are compact
@@ -46,6 +47,10 @@ export interface StoreOptions {
   journaled?: boolean;
   /** How often a journaled store takes a checkpoint while it is written (default 1 s). */
   checkpointMs?: number;
+  /** A journaled store's write batches (store/write-batch.ts); `maxMs: 0` commits every group. */
+  batch?: WriteBatchOptions;
+  /** Told once when a write batch fails to commit (the store then refuses every write). */
+  onFailure?: (e: StoreFailedError) => void;
 }
 
 /**
@@ -161,6 +166,12 @@ export class Store {
 
   /** See flushWaiters. */
   private unflushed = 0;
+  /** A journaled store's write batches (undefined: not journaled). */
+  private readonly batch: WriteBatch | undefined;
+  /** Transactions handed to lmdb-js's writer thread and not yet resolved (no batch opens meanwhile). */
+  private writerTxns = 0;
+  /** Set when a write batch failed to commit: every later write is refused until a restart. */
+  private failure: StoreFailedError | undefined;
   /** LMDB's data file, open for checkpoints when the store is journaled (StoreOptions.journaled). */
   private dataFile: number | undefined;
   private readonly path: string;
@@ -178,7 +189,14 @@ export class Store {
     root: RootDatabase,
     dataFile: number | undefined,
     path: string,
-    opts: { journaled: boolean; restored: RestoreOutcome; checkpointMs?: number; lastSeq?: number },
+    opts: {
+      journaled: boolean;
+      restored: RestoreOutcome;
+      checkpointMs?: number;
+      lastSeq?: number;
+      batch?: WriteBatchOptions;
+      onFailure?: (e: StoreFailedError) => void;
+    },
   ) {
     this.root = root;
     this.dataFile = dataFile;
@@ -188,8 +206,14 @@ export class Store {
       this.checkpoints = new Checkpointer(root, dataFile, dataFilePath(path), {
         intervalMs: opts.checkpointMs,
         lastSeq: opts.lastSeq,
+        // Also after a failed batch: a checkpoint of LMDB's last good commit is still right.
+        transact: (fn) => this.write(fn),
       });
       this.checkpoints.start();
+      this.batch = new WriteBatch(root, path, opts.batch ?? {}, (e) => {
+        this.failure = new StoreFailedError(e);
+        opts.onFailure?.(this.failure);
+      });
     }
     const text = <K extends string | number>(name: string) =>
       root.openDB<string, K>(name, { encoding: 'string' });
@@ -280,6 +304,8 @@ export class Store {
         checkpointMs: opts.checkpointMs,
         // A replaced file's checkpoints were removed: numbering starts again.
         lastSeq: restored === 'other-file' ? undefined : checkpoint?.seq,
+        batch: opts.batch,
+        onFailure: opts.onFailure,
       },
     );
     // A store that was journaled and no longer is needs no owner once its checkpoints are gone.
@@ -292,12 +318,36 @@ export class Store {
    * Resolves once everything committed so far is on disk and a crash cannot undo it: LMDB's flush,
    * or a journaled store's checkpoint.
    */
-  durable(): Promise<unknown> {
+  async durable(): Promise<unknown> {
     if (this.checkpoints === undefined) return this.root.flushed;
+    // What an open batch holds is not committed yet: it commits first.
+    await this.endBatch();
+    if (this.failure !== undefined) throw this.failure;
     // A checkpoint that finds no room for its record is a full disk, like a commit that finds none.
     return this.checkpoints.request().catch((e: unknown) => {
       throw isFull(e) ? new StoreFullError(e) : e;
     });
+  }
+
+  /**
+   * Opens a write batch (store/write-batch.ts) for the ledger's journaled groups, if this store is
+   * journaled, none is open and none can deadlock against lmdb-js's writer thread. True when one is
+   * open: the next childTransaction runs inside it, now.
+   */
+  openBatch(): boolean {
+    if (this.batch === undefined || this.failure !== undefined) return false;
+    if (this.batch.open) return true;
+    return this.writerTxns === 0 && this.batch.tryOpen();
+  }
+
+  /** Whether a write batch is open (a childTransaction then runs inside it at once). */
+  get batchOpen(): boolean {
+    return this.batch?.open === true;
+  }
+
+  /** Commits the open write batch, if any. */
+  endBatch(): Promise<void> {
+    return this.batch?.end() ?? Promise.resolve();
   }
 
   /**
@@ -342,15 +392,39 @@ export class Store {
 
   /**
    * `fn` as one unit of the next batched write transaction, resolved once committed (not yet
-   * flushed). A commit that fails for want of space rejects with StoreFullError; nothing of the
-   * batch was written, and later transactions commit normally once space is freed.
+   * flushed); in an open write batch, resolved once applied to it (this thread's reads see it, LMDB
+   * commits it with the batch). A commit that fails for want of space rejects with StoreFullError;
+   * nothing of the batch was written, and later transactions commit normally once space is freed.
+   * After a write batch failed to commit, rejects with StoreFailedError.
    */
   async childTransaction<T>(fn: () => T): Promise<T> {
+    if (this.failure !== undefined) throw this.failure;
+    return this.write(fn);
+  }
+
+  private async write<T>(fn: () => T): Promise<T> {
+    // In an open batch `fn` runs now, as a child of it (lmdb-js nests it in the thread's current
+    // transaction); otherwise lmdb-js's writer thread runs it in its next transaction.
+    const inBatch = this.batch?.open === true;
+    if (inBatch) this.batch!.touch();
+    else this.writerTxns += 1;
     try {
       return await this.root.childTransaction(fn);
     } catch (e) {
       throw await commitFailure(e);
+    } finally {
+      if (!inBatch) this.writerTxns -= 1;
     }
+  }
+
+  /**
+   * Puts (or, with `undefined`, removes) one record of the node's own state and resolves once it is
+   * durable, as `transaction` does. Why not lmdb-js's own `put`: while a write batch is open it joins
+   * the batch and resolves before the batch commits, and a record whose writer went on (a VM that
+   * now exists) must be there after a crash.
+   */
+  async putDurable(db: Database<string, string>, key: string, value: string | undefined): Promise<void> {
+    await this.transaction(() => (value === undefined ? db.removeSync(key) : db.putSync(key, value)));
   }
 
   getJson<T>(db: Database<string, string>, key: string): T | undefined {
@@ -365,6 +439,7 @@ export class Store {
    */
   async close(opts: { compact?: 'auto' | 'always' | 'never' } = {}): Promise<void> {
     if (!this.closed) {
+      await this.endBatch();
       // The last checkpoint: the meta pages at the next open are the ones it recorded.
       if (this.checkpoints !== undefined) await this.checkpoints.stop();
       else await this.durable();

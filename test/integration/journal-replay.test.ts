@@ -23,6 +23,7 @@ import { tempDir, waitFor } from '../helpers/node.ts';
  */
 
 const dataDir = tempDir('journal-replay-');
+const batchDir = tempDir('journal-batch-');
 const children: ChildProcess[] = [];
 
 interface Instance extends CliNode {
@@ -30,10 +31,26 @@ interface Instance extends CliNode {
   logs: Record<string, JsonValue>[];
 }
 
-async function startNode(journal: boolean): Promise<Instance> {
+/**
+ * A node on the test's data directory. `batch`: its write batches (store/write-batch.ts) as
+ * LEDGER_NODE_BATCH_MS and LEDGER_NODE_BATCH_IDLE_MS; 'off' commits each group to LMDB before it
+ * is answered, so that LMDB holds every acknowledged block at a kill; 'never' keeps a batch open
+ * until something waits for a checkpoint.
+ */
+async function startNode(
+  journal: boolean,
+  batch: 'default' | 'off' | 'never' = 'default',
+  dir = dataDir,
+): Promise<Instance> {
   const logs: Record<string, JsonValue>[] = [];
-  const node = await spawnCliNode([...quickNodeArgs(dataDir), '--log-level', 'info'], {
-    env: { LEDGER_NODE_JOURNAL: journal ? '1' : '0' },
+  const batchEnv =
+    batch === 'off'
+      ? { LEDGER_NODE_BATCH_MS: '0' }
+      : batch === 'never'
+        ? { LEDGER_NODE_BATCH_MS: '3600000', LEDGER_NODE_BATCH_IDLE_MS: '3600000' }
+        : {};
+  const node = await spawnCliNode([...quickNodeArgs(dir), '--log-level', 'info'], {
+    env: { LEDGER_NODE_JOURNAL: journal ? '1' : '0', ...batchEnv },
     onStderrLine: (line) => {
       try {
         logs.push(JSON.parse(line) as Record<string, JsonValue>);
@@ -102,12 +119,14 @@ function repoint(accounts: Account[], kit: Kit): void {
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(batchDir, { recursive: true, force: true });
 });
 
 describe('write-ahead journal', () => {
   it('replays every acknowledged block LMDB lost after kill -9, once, and drops a torn last frame', async () => {
-    // 1. Blocks LMDB holds; the node is killed and its store copied as it was.
-    let inst = await startNode(true);
+    // 1. Blocks LMDB holds (each group committed before its answer); the node is killed and its
+    // store copied as it was.
+    let inst = await startNode(true, 'off');
     let kit = await kitAt(inst.url);
     const accounts = [0, 1, 2, 3].map(() => new Account(kit));
     const before: Block[] = [];
@@ -171,7 +190,7 @@ describe('write-ahead journal', () => {
     expect(readJournal(journalDir).torn).toEqual({ file: last.file, offset: end });
 
     // 4. The restart replays the acknowledged blocks (they were not in LMDB), not the torn one.
-    inst = await startNode(true);
+    inst = await startNode(true, 'off');
     const r = replayed(inst);
     expect(r, 'no journal replay logged').toBeDefined();
     // On a failure, what the replay did and what the node logged above info say why.
@@ -207,6 +226,44 @@ describe('write-ahead journal', () => {
     // The same block again is a duplicate: answered as accepted, nothing added.
     expect((await submit({ url: inst.url }, more)).status).toBe(201);
     expect(await blockCount(inst.url)).toBe(countBefore + after.length + 1);
+    await kill9(inst);
+  }, 120_000);
+
+  it('a kill -9 while a write batch is open: LMDB never committed its groups, the journal replays every acknowledged block once', async () => {
+    // A batch that ends only when something waits for a checkpoint (start-up writes do; blocks not).
+    let inst = await startNode(true, 'never', batchDir);
+    await startupWritesDone(inst);
+    const kit = await kitAt(inst.url);
+    const countBefore = await blockCount(inst.url);
+    const accounts = [0, 1, 2].map(() => new Account(kit));
+    const acked: Block[] = [];
+    await Promise.all(
+      accounts.map(async (a) => {
+        for (let i = 0; i < 4; i++) acked.push(await a.claim(3n));
+      }),
+    );
+    // Readers on the node see the batch's blocks before LMDB commits them.
+    expect(await blockCount(inst.url)).toBe(countBefore + acked.length);
+    for (const b of acked) expect((await http(inst.url, 'GET', `/blocks/${b.hash}`)).status).toBe(200);
+    await kill9(inst);
+
+    // Every acknowledged block comes back from the journal: LMDB had none of them.
+    inst = await startNode(true, 'off', batchDir);
+    const r = replayed(inst);
+    expect(r, 'no journal replay logged').toBeDefined();
+    expect(r!.applied, JSON.stringify(r)).toBe(acked.length);
+    expect(r!.refused).toEqual([]);
+    expect(await blockCount(inst.url)).toBe(countBefore + acked.length);
+    for (const b of acked) expect((await http(inst.url, 'GET', `/blocks/${b.hash}`)).status).toBe(200);
+    for (const a of accounts)
+      expect((await http(inst.url, 'GET', `/accounts/${a.address}/balance`)).body).toEqual({ XE: '12' });
+
+    // The replay is durable in LMDB: the next start applies nothing again.
+    await checkpointed(join(batchDir, 'ledger.lmdb'));
+    await kill9(inst);
+    inst = await startNode(true, 'default', batchDir);
+    expect(replayed(inst)?.applied ?? 0).toBe(0);
+    expect(await blockCount(inst.url)).toBe(countBefore + acked.length);
     await kill9(inst);
   }, 120_000);
 });

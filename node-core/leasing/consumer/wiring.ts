@@ -45,7 +45,12 @@ export function startConsumer(
   });
   const holds = new LeaseHolds(
     {
-      db: node.store.leaseHolds,
+      // Each record durable before its put resolves (a hold turned off must stay off after a crash).
+      db: {
+        get: (key) => node.store.leaseHolds.get(key),
+        getRange: (o) => node.store.leaseHolds.getRange(o),
+        put: (key, value) => node.store.putDurable(node.store.leaseHolds, key, value).then(() => true),
+      },
       renewals,
       lease: (h) => node.ledger.leases.get(h),
       balance: () => node.nodeWallet.balance('XUSD'),

@@ -27,11 +27,20 @@ export interface VmRecord {
   stopped_at?: string;
 }
 
+/** How the book's records are written: each durable before it resolves (Store.putDurable). */
+export type DurablePut = (
+  db: Database<string, string>,
+  key: string,
+  value: string | undefined,
+) => Promise<void>;
+
 export class VmBook {
   private readonly db: Database<string, string>;
+  private readonly putDurable: DurablePut;
 
-  constructor(db: Database<string, string>) {
+  constructor(db: Database<string, string>, putDurable: DurablePut) {
     this.db = db;
+    this.putDurable = putDurable;
   }
 
   get(lease: string): VmRecord | undefined {
@@ -41,11 +50,11 @@ export class VmBook {
 
   /** Durable before it resolves: a VM that exists must be known after a crash. */
   async put(r: VmRecord): Promise<void> {
-    await this.db.put(r.lease, JSON.stringify(r));
+    await this.putDurable(this.db, r.lease, JSON.stringify(r));
   }
 
   async remove(lease: string): Promise<void> {
-    await this.db.remove(lease);
+    await this.putDurable(this.db, lease, undefined);
   }
 
   all(): VmRecord[] {
