@@ -11,9 +11,10 @@ import {
 
 /**
  * The ledger's write-ahead journal (issue #18). A group of block writes is applied in its LMDB
- * transaction as before (readers see it once committed) and its effects are appended to the journal
- * in the same transaction callback; the group is answered once LMDB committed it AND the journal
- * synced it, without waiting for LMDB's own flush (two syncs, data then meta page) behind it. The
+ * transaction as before (readers see it once committed, or at once in an open write batch:
+ * store/write-batch.ts) and its effects are appended to the journal in the same transaction callback;
+ * the group is answered once LMDB committed it (or it is in the open batch) AND the journal synced
+ * it, without waiting for LMDB's own flush (two syncs, data then meta page) behind it. The
  * transaction also records the group's sequence number under JOURNAL_SEQ_KEY, so a restart knows
  * which groups LMDB holds durably: the journal's groups past it are replayed through the ledger's
  * normal path (submitBatch, finalize, lockVote), where a block already present is a duplicate and a

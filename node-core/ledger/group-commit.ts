@@ -30,11 +30,12 @@ export interface GroupCommitHooks<Op extends GroupOp> {
 }
 
 /**
- * Group commit: every write that arrives before LMDB starts its next batch is applied in ONE
- * transaction callback, in arrival order: one hand-off to the writer thread, one commit and flush
- * for the whole group. An op is answered only once its group is durable (LMDB flushed it, or it is
- * journaled: committed and synced in the journal); an error thrown by `apply`
- * (anything but an op's own LedgerError) fails the whole group, never half of it.
+ * Group commit: every write that arrives before LMDB starts its next batch (or, in an open write
+ * batch, before this event-loop turn ends) is applied in ONE transaction callback, in arrival order:
+ * one hand-off to the writer thread, one commit and flush for the whole group. An op is answered only
+ * once its group is durable (LMDB flushed it, or it is journaled: committed, or applied to the open
+ * write batch, and synced in the journal); an error thrown by `apply` (anything but an op's own
+ * LedgerError) fails the whole group, never half of it.
  */
 export class GroupCommit<Op extends GroupOp> {
   private readonly store: Store;

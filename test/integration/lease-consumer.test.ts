@@ -274,6 +274,10 @@ describe('lease consumer: offers, attestations, renew and hold on one node', () 
       });
       const renewals = async () => ((await lease(lease2)).renewals as Json[]).length;
       await waitFor(async () => (await renewals()) === 1, 10_000, 'the first renewal');
+      // The hold looks at the funds once its renewal is answered: a journal sync after the block
+      // shows in the ledger (store/write-batch.ts).
+      const warned = async () => String(((await lease(lease2)).hold as Json).warning);
+      await waitFor(async () => /1 more renewal/.test(await warned()), 10_000, 'the warning after it');
       let view = (await lease(lease2)).hold as Json;
       expect(view).toMatchObject({ enabled: true, segment_secs: 60 });
       expect(BigInt(view.next_renewal_at as number)).toBe(start + 90n * SECOND_NS);
