@@ -8,8 +8,8 @@ import type { RootDatabase } from 'lmdb';
  *
  * Why: a store whose checkpoints hold a snapshot (store/checkpoint.ts) reuses no page freed after it,
  * so every page a commit copies is a new page the disk must take. Committing each group of ~15
- * blocks wrote about 7 pages a block (21-32 KB); one commit for a batch of a thousand groups copies
- * each hot page once, 2.6-6 KB a block, and the journal's syncs stop waiting behind that write-back.
+ * blocks wrote about 7 pages a block (19-32 KB); one commit for a batch of a thousand groups copies
+ * each hot page once, 2.6-7.4 KB a block, and the journal's syncs stop waiting behind that write-back.
  *
  * While the batch is open, lmdb-js runs every read and write of this thread inside it: readers see
  * what the groups applied (as they saw each commit before), and a write issued by any other part of
