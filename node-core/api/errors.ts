@@ -1,5 +1,5 @@
 import { ProtocolError } from '../protocol/errors.ts';
-import { StoreFailedError, StoreFullError } from '../store/errors.ts';
+import { StoreUnavailableError } from '../store/errors.ts';
 
 /**
  * The one registry of the API's coded errors. Every error response the node sends comes from here, in
@@ -233,8 +233,8 @@ export function validationMessage(context: string, issues: readonly ValidationIs
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  // Transient: the write may succeed once the operator frees space.
-  if (err instanceof StoreFullError || err instanceof StoreFailedError)
+  // Transient: the write may succeed once the operator frees space (or restarts the node).
+  if (err instanceof StoreUnavailableError)
     return new ApiError('unavailable', err.message, { retryable: true, cause: err });
   if (err instanceof ProtocolError) {
     // A handler decoding client data (a block, an address) failed: the input is at fault.

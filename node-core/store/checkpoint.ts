@@ -185,10 +185,10 @@ export interface CheckpointerOptions {
   /** The sequence number of the newest checkpoint already there (the next one follows it). */
   lastSeq?: number;
   /**
-   * Runs the meta pages' read inside a write transaction (default: the root's own). The store
-   * passes its childTransaction, which knows whether a write batch is open.
+   * Runs the meta pages' read inside a write transaction: the store's own write path, which knows
+   * whether a write batch is open.
    */
-  transact?: (fn: () => void) => Promise<unknown>;
+  transact: (fn: () => void) => Promise<unknown>;
 }
 
 /** Pinned read transaction of lmdb-js (useReadTransaction). */
@@ -217,7 +217,7 @@ export class Checkpointer {
   private stopped = false;
   private readonly transact: (fn: () => void) => Promise<unknown>;
 
-  constructor(root: RootDatabase, fd: number, dataFile: string, opts: CheckpointerOptions = {}) {
+  constructor(root: RootDatabase, fd: number, dataFile: string, opts: CheckpointerOptions) {
     this.root = root;
     this.fd = fd;
     this.dataFile = dataFile;
@@ -225,7 +225,7 @@ export class Checkpointer {
     this.pageSize = (root.getStats() as { pageSize: number }).pageSize;
     this.intervalMs = opts.intervalMs ?? 1000;
     this.seq = opts.lastSeq ?? 0;
-    this.transact = opts.transact ?? ((fn) => this.root.transaction(fn));
+    this.transact = opts.transact;
   }
 
   start(): void {

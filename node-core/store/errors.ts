@@ -8,11 +8,18 @@ const MDB_MAP_FULL = -30792;
 const ENOSPC = 28;
 
 /**
- * A write the store could not commit because the disk (or the store's map) is full. Nothing of the
- * transaction was written; the same write can succeed once space is freed, so callers answer it as a
- * transient failure (HTTP 503, retryable).
+ * A write the store cannot take now, but may later (space freed, the node restarted): callers answer
+ * it as a transient failure (HTTP 503, retryable), whichever of the two below it is.
  */
-export class StoreFullError extends Error {
+export abstract class StoreUnavailableError extends Error {
+  abstract readonly code: string;
+}
+
+/**
+ * A write the store could not commit because the disk (or the store's map) is full. Nothing of the
+ * transaction was written; the same write can succeed once space is freed.
+ */
+export class StoreFullError extends StoreUnavailableError {
   readonly code = 'disk_full';
   constructor(cause: unknown) {
     super("the node's disk is full; retry later", { cause });
@@ -31,7 +38,7 @@ export function isFull(e: unknown): boolean {
  * that were answered. They are in the ledger's journal, which the next start replays; until then the
  * node takes no write, so nothing builds on what LMDB does not hold.
  */
-export class StoreFailedError extends Error {
+export class StoreFailedError extends StoreUnavailableError {
   readonly code = 'store_failed';
   constructor(cause: unknown) {
     super(

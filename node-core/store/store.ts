@@ -84,6 +84,9 @@ async function commitFailure(e: unknown): Promise<unknown> {
   return isFull(cause) ? new StoreFullError(cause) : cause;
 }
 
+/** Puts (or, with `undefined`, removes) one record and resolves once it is durable (Store.putDurable). */
+export type DurablePut = (key: string, value: string | undefined) => Promise<void>;
+
 export class Store {
   readonly root: RootDatabase;
   /** Small named records: genesis, counters, state-chain tip. */
@@ -189,13 +192,10 @@ export class Store {
     root: RootDatabase,
     dataFile: number | undefined,
     path: string,
-    opts: {
+    opts: Pick<StoreOptions, 'checkpointMs' | 'batch' | 'onFailure'> & {
       journaled: boolean;
       restored: RestoreOutcome;
-      checkpointMs?: number;
       lastSeq?: number;
-      batch?: WriteBatchOptions;
-      onFailure?: (e: StoreFailedError) => void;
     },
   ) {
     this.root = root;

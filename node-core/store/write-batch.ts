@@ -41,8 +41,6 @@ export class WriteBatch {
   private current: { end(): void; committed: Promise<unknown>; openedAt: number } | undefined;
   private lastWriteAt = 0;
   private timer: NodeJS.Timeout | undefined;
-  /** Batches committed (tests, metrics). */
-  commits = 0;
 
   constructor(root: RootDatabase, dir: string, opts: WriteBatchOptions, onFailure: (e: unknown) => void) {
     this.root = root;
@@ -76,7 +74,7 @@ export class WriteBatch {
       return false; // LMDB could not begin one: commit per group
     }
     const committed = Promise.resolve(open).then(
-      () => void (this.commits += 1),
+      () => undefined,
       (e: unknown) => this.onFailure(e),
     );
     const now = performance.now();

@@ -3,7 +3,7 @@ import { blockToJson, decodeBlock } from '../../protocol/block-json.ts';
 import { type BlockType } from '../../protocol/block.ts';
 import { ProtocolError } from '../../protocol/errors.ts';
 import { LedgerError } from '../../ledger/errors.ts';
-import { StoreFailedError, StoreFullError } from '../../store/errors.ts';
+import { StoreUnavailableError } from '../../store/errors.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import { blockTellUser } from '../tell-user.ts';
@@ -102,8 +102,7 @@ function submitRoute(node: LedgerNode, type: BlockType): RouteDef {
       } catch (e) {
         if (e instanceof LedgerError) throw ApiError.blockRejected(e.reason, e.retryable);
         if (e instanceof ProtocolError) throw ApiError.blockRejected(e.message, false);
-        if (e instanceof StoreFullError || e instanceof StoreFailedError)
-          throw ApiError.blockRejected(e.message, true);
+        if (e instanceof StoreUnavailableError) throw ApiError.blockRejected(e.message, true);
         throw e;
       }
     },

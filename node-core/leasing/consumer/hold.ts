@@ -1,3 +1,4 @@
+import type { DurablePut } from '../../store/store.ts';
 import type { Logger } from 'pino';
 import { LedgerError } from '../../ledger/errors.ts';
 import { parseJson, stringifyJson } from '../../protocol/json.ts';
@@ -50,12 +51,13 @@ export interface HoldView {
 /** The named LMDB database holding the records (store.leaseHolds). */
 export interface HoldDb {
   get(key: string): string | undefined;
-  put(key: string, value: string): Promise<boolean>;
   getRange(opts: object): Iterable<{ key: string; value: string }>;
 }
 
 export interface LeaseHoldsDeps {
   db: HoldDb;
+  /** Writes a record to `db`, durable before it resolves (a hold turned off stays off after a crash). */
+  put: DurablePut;
   renewals: LeaseRenewals;
   lease(hash: string): LeaseRecord | undefined;
   /** The node account's XUSD balance. */
@@ -168,7 +170,10 @@ export class LeaseHolds {
         throw new ConsumerError('lease_bounds', `segment_secs: ${(e as Error).message}`);
       }
     }
-    await this.save(leaseHash, { enabled, segment_secs: segment });
+    // On disk first, then in effect: the timer acts on no setting that a crash could still take back.
+    const h = { enabled, segment_secs: segment };
+    await this.write(leaseHash, h);
+    this.holds.set(leaseHash, h);
     if (enabled) {
       this.fundsCheck(leaseHash, lease);
       this.process(leaseHash);
@@ -294,9 +299,14 @@ export class LeaseHolds {
     this.persist(hash, { enabled: false, segment_secs: h.segment_secs, warning: reason });
   }
 
+  /** In effect at once (the timer's own changes: warnings, stops), then on disk. */
   private async save(hash: string, h: HoldRecord): Promise<void> {
     this.holds.set(hash, h);
-    await this.d.db.put(
+    await this.write(hash, h);
+  }
+
+  private async write(hash: string, h: HoldRecord): Promise<void> {
+    await this.d.put(
       hash,
       stringifyJson({
         enabled: h.enabled,

@@ -45,12 +45,8 @@ export function startConsumer(
   });
   const holds = new LeaseHolds(
     {
-      // Each record durable before its put resolves (a hold turned off must stay off after a crash).
-      db: {
-        get: (key) => node.store.leaseHolds.get(key),
-        getRange: (o) => node.store.leaseHolds.getRange(o),
-        put: (key, value) => node.store.putDurable(node.store.leaseHolds, key, value).then(() => true),
-      },
+      db: node.store.leaseHolds,
+      put: (key, value) => node.store.putDurable(node.store.leaseHolds, key, value),
       renewals,
       lease: (h) => node.ledger.leases.get(h),
       balance: () => node.nodeWallet.balance('XUSD'),

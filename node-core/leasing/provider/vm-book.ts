@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+import type { DurablePut } from '../../store/store.ts';
 import type { VmDriverName, VmHandle, VmStatus } from '../../vm/driver.ts';
 
 /**
@@ -27,15 +28,9 @@ export interface VmRecord {
   stopped_at?: string;
 }
 
-/** How the book's records are written: each durable before it resolves (Store.putDurable). */
-export type DurablePut = (
-  db: Database<string, string>,
-  key: string,
-  value: string | undefined,
-) => Promise<void>;
-
 export class VmBook {
   private readonly db: Database<string, string>;
+  /** Writes the book's records, each durable before it resolves (Store.putDurable on `db`). */
   private readonly putDurable: DurablePut;
 
   constructor(db: Database<string, string>, putDurable: DurablePut) {
@@ -50,11 +45,11 @@ export class VmBook {
 
   /** Durable before it resolves: a VM that exists must be known after a crash. */
   async put(r: VmRecord): Promise<void> {
-    await this.putDurable(this.db, r.lease, JSON.stringify(r));
+    await this.putDurable(r.lease, JSON.stringify(r));
   }
 
   async remove(lease: string): Promise<void> {
-    await this.putDurable(this.db, lease, undefined);
+    await this.putDurable(lease, undefined);
   }
 
   all(): VmRecord[] {
