@@ -141,7 +141,7 @@ export class Consensus {
   private readonly verify: Verifier | undefined;
   private readonly sign: ((message: Uint8Array, seed: Uint8Array) => Uint8Array) | undefined;
   /** The network's votes as counted here: slots, signed copies, duplicates, phantoms. */
-  private readonly book = new VoteBook();
+  private readonly book = new VoteBook({ now: () => this.now(), windowNs: VOTE_WINDOW_NS });
   /** Addresses of the representative keys votes came from. */
   private readonly repAddresses = new Map<string, string>();
   /** Blocks on chain as consensus reads them, decoded once (block-cache.ts). */

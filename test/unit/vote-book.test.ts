@@ -46,6 +46,52 @@ describe('VoteBook', () => {
     expect(book.positionOf(x)).toBe(at);
   });
 
+  it('forgets a vote once its timestamp has left the vote window, a few per vote counted', () => {
+    let now = 1_000n;
+    const book = new VoteBook({ now: () => now, windowNs: 100n });
+    for (let i = 0; i < 10; i++) book.markSeen(vote(`${i}`.padStart(64, '0'), 950n + BigInt(i)));
+    expect(book.seenCount).toBe(10);
+    // Within the window (now - 100 = 900): all kept.
+    book.markSeen(vote(x, 1_000n));
+    expect(book.seenCount).toBe(11);
+    // At 1,056 the first six (950-955) have left it; a vote counted drops at most four of them.
+    now = 1_056n;
+    book.markSeen(vote(y, 1_056n));
+    expect(book.seenCount).toBe(8);
+    expect(book.lastSeen('r1-key', '0'.padStart(64, '0'), false)).toBeUndefined();
+    expect(book.lastSeen('r1-key', '4'.padStart(64, '0'), false)).toBe(954n);
+    book.markSeen(vote(y, 1_056n, true));
+    expect(book.seenCount).toBe(7);
+    expect(book.lastSeen('r1-key', '5'.padStart(64, '0'), false)).toBeUndefined();
+    // Still inside: kept, however many votes are counted.
+    for (let i = 0; i < 5; i++) book.markSeen(vote(y, 1_060n + BigInt(i)));
+    expect(book.lastSeen('r1-key', '6'.padStart(64, '0'), false)).toBe(956n);
+    expect(book.lastSeen('r1-key', x, false)).toBe(1_000n);
+  });
+
+  it('keeps a vote counted again in the window, as its newest copy says', () => {
+    let now = 1_000n;
+    const book = new VoteBook({ now: () => now, windowNs: 100n });
+    book.markSeen(vote(x, 950n));
+    book.markSeen(vote(y, 960n));
+    // x is counted again (a fresher copy): it moves behind y, with its new timestamp.
+    book.markSeen(vote(x, 1_040n));
+    now = 1_070n; // y (960) has left the window, x (1,040) has not
+    book.markSeen(vote(y, 1_070n, true));
+    expect(book.lastSeen('r1-key', y, false)).toBeUndefined();
+    expect(book.lastSeen('r1-key', x, false)).toBe(1_040n);
+  });
+
+  it('drops the oldest vote past its bound, not every vote it holds', () => {
+    const book = new VoteBook();
+    const n = 200_000;
+    for (let i = 0; i <= n; i++) book.markSeen(vote(i.toString(16).padStart(64, '0'), 10n));
+    expect(book.seenCount).toBe(n);
+    expect(book.lastSeen('r1-key', '0'.padStart(64, '0'), false)).toBeUndefined();
+    expect(book.lastSeen('r1-key', '1'.padStart(64, '0'), false)).toBe(10n);
+    expect(book.lastSeen('r1-key', n.toString(16).padStart(64, '0'), false)).toBe(10n);
+  });
+
   it('lists phantoms past their age, and forgets an abandoned one for good', async () => {
     const book = new VoteBook();
     book.record(vote(x, 10n), 'r1', at);
