@@ -26,6 +26,13 @@ const MAX_ABANDONED = 8_192;
 /** Voted hashes looked at per phantom scan. */
 const PHANTOM_SCAN = 4_096;
 
+/** The vote window the duplicate filter may forget past: a clock (ns) and the window's half-width. */
+export interface VoteWindow {
+  now: () => bigint;
+  /** A vote whose timestamp is further than this from `now` is refused before the filter is asked. */
+  windowNs: bigint;
+}
+
 /**
  * The votes this node has counted from the network, as plain bookkeeping (no ledger, no signatures:
  * Consensus verifies a vote and decides whether it counts before it comes here). Positions are
@@ -36,13 +43,6 @@ const PHANTOM_SCAN = 4_096;
  * - The signed votes themselves are kept per position, to hand to peers that ask (vote_request).
  * - Duplicates are recognized by representative, hash and phase, with the newest timestamp seen.
  */
-/** The vote window the duplicate filter may forget past: a clock (ns) and the window's half-width. */
-export interface VoteWindow {
-  now: () => bigint;
-  /** A vote whose timestamp is further than this from `now` is refused before the filter is asked. */
-  windowNs: bigint;
-}
-
 export class VoteBook {
   private readonly byHash = new Map<string, HashVotes>();
   /** `repPubKey:hash:phase` -> the newest timestamp counted, least recently counted first. */
