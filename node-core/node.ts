@@ -937,7 +937,7 @@ export class LedgerNode {
         capacity,
         driver: picked.driver,
         report: picked.report,
-        book: new VmBook(this.store.vms, (key, value) => this.store.putDurable(this.store.vms, key, value)),
+        book: new VmBook(this.store.vms, this.store.durablePut(this.store.vms)),
         leases: this.ledger.leases,
         certificateValid: (hash) => {
           const c = this.certificates.get(hash);

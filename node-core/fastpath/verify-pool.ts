@@ -47,7 +47,7 @@ export interface WorkerLoss {
  *   one worker against none, ingest 7.7-8.3 against 6.0-6.9 k/s (main thread 96 against 136 µs a
  *   block); gossip 2.7-2.9 against 2.6-2.7 k/s final on all three (four pairs).
  */
-const DEFAULT_THREADS = availableParallelism() > 2 ? 2 : availableParallelism() === 2 ? 1 : 0;
+const DEFAULT_THREADS = Math.min(2, availableParallelism() - 1);
 
 /** Longest run of signature checks on the caller's thread while no worker runs. */
 const INLINE_SLICE_MS = 4;

@@ -84,7 +84,7 @@ async function commitFailure(e: unknown): Promise<unknown> {
   return isFull(cause) ? new StoreFullError(cause) : cause;
 }
 
-/** Puts (or, with `undefined`, removes) one record and resolves once it is durable (Store.putDurable). */
+/** Puts (or, with `undefined`, removes) one record and resolves once it is durable (Store.durablePut). */
 export type DurablePut = (key: string, value: string | undefined) => Promise<void>;
 
 export class Store {
@@ -418,13 +418,15 @@ export class Store {
   }
 
   /**
-   * Puts (or, with `undefined`, removes) one record of the node's own state and resolves once it is
-   * durable, as `transaction` does. Why not lmdb-js's own `put`: while a write batch is open it joins
-   * the batch and resolves before the batch commits, and a record whose writer went on (a VM that
-   * now exists) must be there after a crash.
+   * A writer of `db`'s records (or, with `undefined`, removals) that resolves once each is durable,
+   * as `transaction` does. Why not lmdb-js's own `put`: while a write batch is open it joins the
+   * batch and resolves before the batch commits, and a record whose writer went on (a VM that now
+   * exists) must be there after a crash.
    */
-  async putDurable(db: Database<string, string>, key: string, value: string | undefined): Promise<void> {
-    await this.transaction(() => (value === undefined ? db.removeSync(key) : db.putSync(key, value)));
+  durablePut(db: Database<string, string>): DurablePut {
+    return async (key, value) => {
+      await this.transaction(() => (value === undefined ? db.removeSync(key) : db.putSync(key, value)));
+    };
   }
 
   getJson<T>(db: Database<string, string>, key: string): T | undefined {

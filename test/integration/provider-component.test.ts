@@ -76,7 +76,7 @@ describe('provider automation (component, injected ledger)', () => {
         capacity: { vcpus: 4n, memory_mb: 4096n, disk_gb: 10n, max_concurrent_leases: 0n },
         driver,
         report: await driver.probe(),
-        book: new VmBook(store.vms, (key, value) => store.putDurable(store.vms, key, value)),
+        book: new VmBook(store.vms, store.durablePut(store.vms)),
         leases: {
           get: (h) => leases.get(h),
           list: (f) => ({

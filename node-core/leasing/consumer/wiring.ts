@@ -46,7 +46,7 @@ export function startConsumer(
   const holds = new LeaseHolds(
     {
       db: node.store.leaseHolds,
-      put: (key, value) => node.store.putDurable(node.store.leaseHolds, key, value),
+      put: node.store.durablePut(node.store.leaseHolds),
       renewals,
       lease: (h) => node.ledger.leases.get(h),
       balance: () => node.nodeWallet.balance('XUSD'),

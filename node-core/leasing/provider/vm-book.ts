@@ -30,7 +30,7 @@ export interface VmRecord {
 
 export class VmBook {
   private readonly db: Database<string, string>;
-  /** Writes the book's records, each durable before it resolves (Store.putDurable on `db`). */
+  /** Writes the book's records, each durable before it resolves (Store.durablePut of `db`). */
   private readonly putDurable: DurablePut;
 
   constructor(db: Database<string, string>, putDurable: DurablePut) {
