@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { release } from 'node:os';
 import { INIT_MARKER } from './guest-files.ts';
 import { bootArgs } from './qemu-args.ts';
 import type { VmImage } from './vm-image.ts';
@@ -9,7 +10,11 @@ import type { VmImage } from './vm-image.ts';
  * not enough: some hosts expose a paravirtual KVM that accepts a VM and then never gets a stock
  * kernel to init. So the probe really boots the image with `-accel kvm` and waits for the guest's
  * init to print its marker on the serial console; a real KVM gets there in about a second.
- * The answer is cached per process (per qemu binary and image).
+ *
+ * On such a host the probe is a core busy for the whole timeout (8 s) at every start, beside a node
+ * that is catching up or taking blocks. So the verdict is kept in a file (beside the image) for as
+ * long as what decides it stays the same: this boot of the host, its kernel, the qemu binary and the
+ * image. It is also cached per process.
  */
 
 export interface KvmProbeResult {
@@ -18,29 +23,126 @@ export interface KvmProbeResult {
   reason: string;
 }
 
+export interface KvmProbeOptions {
+  /** How long a guest may take to reach init (default 8 s). */
+  timeoutMs?: number;
+  /** Where the verdict is kept between starts; none: probe at every start. */
+  verdictFile?: string;
+  /** The KVM device (tests). */
+  device?: string;
+}
+
+interface StoredVerdict extends KvmProbeResult {
+  key: string;
+  /** Unix milliseconds of the probe. */
+  probedAt: number;
+}
+
 const cache = new Map<string, Promise<KvmProbeResult>>();
 
-export function probeKvm(qemu: string, image: VmImage, timeoutMs = 8000): Promise<KvmProbeResult> {
-  const key = `${qemu}\0${image.key}`;
+export function probeKvm(qemu: string, image: VmImage, opts: KvmProbeOptions = {}): Promise<KvmProbeResult> {
+  const device = opts.device ?? '/dev/kvm';
+  const key = verdictKey(qemu, image, device);
   let p = cache.get(key);
   if (!p) {
-    p = bootToInit(qemu, image, timeoutMs);
+    p = probeOnce(qemu, image, device, key, opts);
     cache.set(key, p);
   }
   return p;
 }
 
-/** Forgets cached answers (tests). */
+/** Forgets the answers cached in this process (tests); the verdict file stays. */
 export function clearKvmProbeCache(): void {
   cache.clear();
 }
 
-function bootToInit(qemu: string, image: VmImage, timeoutMs: number): Promise<KvmProbeResult> {
+async function probeOnce(
+  qemu: string,
+  image: VmImage,
+  device: string,
+  key: string,
+  opts: KvmProbeOptions,
+): Promise<KvmProbeResult> {
   try {
-    accessSync('/dev/kvm', constants.R_OK | constants.W_OK);
+    accessSync(device, constants.R_OK | constants.W_OK);
   } catch {
-    return Promise.resolve({ usable: false, reason: '/dev/kvm missing or not accessible' });
+    return { usable: false, reason: `${device} missing or not accessible` };
   }
+  const kept = opts.verdictFile ? readVerdict(opts.verdictFile, key) : undefined;
+  if (kept) {
+    const when = new Date(kept.probedAt).toISOString().slice(0, 16).replace('T', ' ');
+    return {
+      usable: kept.usable,
+      reason: `${kept.reason} (probed ${when} UTC, kept while host, qemu and image stay the same)`,
+    };
+  }
+  const r = await bootToInit(qemu, image, opts.timeoutMs ?? 8000);
+  // A qemu that could not be started at all says nothing about the host: probe again next time.
+  if (opts.verdictFile && !r.reason.startsWith('qemu could not start')) {
+    writeVerdict(opts.verdictFile, { ...r, key, probedAt: Date.now() });
+  }
+  return r;
+}
+
+/**
+ * What the verdict depends on: the host's boot (KVM's module and its parameters can change only
+ * across one) and kernel, the KVM device, the qemu binary (by path, size and change time) and the
+ * image's own key.
+ */
+function verdictKey(qemu: string, image: VmImage, device: string): string {
+  const file = (p: string): string => {
+    try {
+      const s = statSync(p);
+      return `${s.size}:${s.mtimeMs}:${s.rdev}`;
+    } catch {
+      return 'missing';
+    }
+  };
+  const proc = (p: string): string => {
+    try {
+      return readFileSync(p, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  return [
+    proc('/proc/sys/kernel/random/boot_id'),
+    release(),
+    `${device}:${file(device)}`,
+    `${qemu}:${file(qemu)}`,
+    image.key,
+  ].join('|');
+}
+
+function readVerdict(path: string, key: string): StoredVerdict | undefined {
+  try {
+    const v = JSON.parse(readFileSync(path, 'utf8')) as Partial<StoredVerdict>;
+    if (
+      v.key === key &&
+      typeof v.usable === 'boolean' &&
+      typeof v.reason === 'string' &&
+      typeof v.probedAt === 'number'
+    ) {
+      return v as StoredVerdict;
+    }
+  } catch {
+    /* none kept, or unreadable: probe */
+  }
+  return undefined;
+}
+
+/** Written whole and renamed into place: a reader sees the old verdict or the new one. A folder that cannot be written only costs the next start a probe. */
+function writeVerdict(path: string, v: StoredVerdict): void {
+  try {
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(v)}\n`);
+    renameSync(tmp, path);
+  } catch {
+    /* see above */
+  }
+}
+
+function bootToInit(qemu: string, image: VmImage, timeoutMs: number): Promise<KvmProbeResult> {
   const args = [
     ...bootArgs({ image, accel: 'kvm', vcpus: 1, memoryMb: 256, probe: true }),
     '-serial',

@@ -36,7 +36,7 @@ import {
   tail,
   writeHandle,
 } from './vm-files.ts';
-import { findVmImage, type VmImage } from './vm-image.ts';
+import { defaultImageDir, findVmImage, type VmImage } from './vm-image.ts';
 
 /**
  * The `qemu` driver (decisions D16): one real VM per lease. QEMU boots the project's image (Debian's
@@ -113,7 +113,9 @@ export class QemuDriver implements VmDriver {
         detail: `qemu with ${this.opts.accel} (set by option)`,
       };
     }
-    const kvm = await probeKvm(qemu, image);
+    const kvm = await probeKvm(qemu, image, {
+      verdictFile: join(this.opts.imageDir ?? defaultImageDir(), 'kvm-probe.json'),
+    });
     if (kvm.usable) return { ...base, available: true, accel: 'kvm', detail: `qemu with KVM: ${kvm.reason}` };
     return {
       ...base,
