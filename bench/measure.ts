@@ -41,3 +41,32 @@ export function cpuSeconds(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/** CPU seconds the whole machine has been busy so far, all cores together (/proc/stat). */
+export function machineBusySeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  // cpu  user nice system idle iowait irq softirq steal ...: idle and iowait are not busy.
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  const busy = f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!;
+  return busy / 100;
+}
+
+/**
+ * What the rest of the machine used while a figure was measured: the whole machine's busy time less
+ * the measured processes' (`pids`) and this one's (the clients), in cores. A figure is only worth
+ * its baseline if this stays near 0: a node's KVM probe, a test run or a build beside the bench
+ * once took a core for seconds and made figures look like regressions.
+ */
+export function othersMeter(pids: number[]): () => number {
+  const t0 = performance.now();
+  const machine0 = machineBusySeconds();
+  const procs0 = pids.map(cpuSeconds);
+  const self0 = process.cpuUsage();
+  return () => {
+    const seconds = (performance.now() - t0) / 1000;
+    const procs = pids.reduce((s, pid, i) => s + cpuSeconds(pid) - procs0[i]!, 0);
+    const self = process.cpuUsage(self0);
+    const others = machineBusySeconds() - machine0 - procs - (self.user + self.system) / 1e6;
+    return Math.max(0, others) / seconds;
+  };
+}

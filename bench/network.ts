@@ -6,7 +6,7 @@ import { buildChain, fastKey } from './node.ts';
 import { driveIngest } from './ingest-client.ts';
 import { httpGet, httpPost } from './load.ts';
 import { cpuSplit, type CpuSplit, threadCpu, waitForStartupWork } from './ingest-run.ts';
-import { fmtRate, ratio } from './measure.ts';
+import { fmtRate, othersMeter, ratio } from './measure.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
@@ -233,18 +233,21 @@ export default async function benchNetwork(log: (line: string) => void): Promise
     const lasts = chainEnds(streams);
     const cpu0 = nodes.map((n) => threadCpu(n.proc.pid!));
     const clientCpu0 = process.cpuUsage();
+    const others = othersMeter(nodes.map((n) => n.proc.pid!));
     const start = performance.now();
     const ingest = await driveIngest(nodes[0]!.url, streams);
     if (ingest.failed) throw new Error(`submission: ${ingest.failed} failed, first: ${ingest.firstError}`);
     const submitted = (performance.now() - start) / 1000;
     await allFinal(agent, nodes, lasts);
     const secs = (performance.now() - start) / 1000;
+    const othersCores = others();
     // Where the machine's cycles went (all threads of each process; the client polls meanwhile).
     const cpu = nodes.map((n, i) => cpuSplit(n.proc.pid!, cpu0[i]!, threadCpu(n.proc.pid!), total));
     const cu = process.cpuUsage(clientCpu0);
     const clientUs = (cu.user + cu.system) / total;
     log(
-      `gossip CPU per block: A ${fmtSplit(cpu[0]!)} (takes the submissions); B ${fmtSplit(cpu[1]!)}; C ${fmtSplit(cpu[2]!)}; client ${clientUs.toFixed(0)} µs`,
+      `gossip CPU per block: A ${fmtSplit(cpu[0]!)} (takes the submissions); B ${fmtSplit(cpu[1]!)}; C ${fmtSplit(cpu[2]!)}; client ${clientUs.toFixed(0)} µs;` +
+        ` other processes ${othersCores.toFixed(2)} cores (a quiet machine: about 0)`,
     );
     if (process.env.BENCH_DEBUG) {
       nodes.forEach((n, i) => log(`debug threads ${'ABC'[i]}: ${threadNames(n.proc.pid!, cpu0[i]!, total)}`));
@@ -290,6 +293,7 @@ export default async function benchNetwork(log: (line: string) => void): Promise
       gossip_cpu_us_per_block_a: cpu[0]!.total,
       gossip_cpu_us_per_block_b: cpu[1]!.total,
       gossip_cpu_us_per_block_c: cpu[2]!.total,
+      gossip_other_processes_cores: othersCores,
     };
   } finally {
     agent.destroy();

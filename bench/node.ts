@@ -15,7 +15,7 @@ import { signBytesNode, verifyBytesNode, verifyOpenSsl } from '../node-core/fast
 import { driveIngest } from './ingest-client.ts';
 import { measureIngestCeiling } from './ingest-ceiling.ts';
 import { loadGet } from './load.ts';
-import { fmtRate, measureRate, ratio } from './measure.ts';
+import { fmtRate, measureRate, othersMeter, ratio } from './measure.ts';
 import { cpuSplit, type CpuSplit, diskMeter, threadCpu, waitForStartupWork } from './ingest-run.ts';
 import { spawnNode } from './spawn-node.ts';
 import { benchStartup } from './startup.ts';
@@ -143,6 +143,8 @@ interface IngestFigures {
   /** KB written to the data directory's disk per block (the whole device's writes), if known. */
   diskKb: number | undefined;
   streams: string[][];
+  /** Cores the rest of the machine used meanwhile (measure.ts othersMeter): near 0 on a quiet one. */
+  othersCores: number;
 }
 
 /**
@@ -186,12 +188,14 @@ async function ingestPhase(
   const threads0 = threadCpu(pid);
   const disk = diskMeter(dataDir);
   const clientCpu0 = process.cpuUsage();
+  const others = othersMeter([pid]);
   const run = await driveIngest(node.url, streams, opts);
+  const othersCores = others();
   const serverUs = ((cpuSeconds(pid) - serverCpu0) / total) * 1e6;
   const split = cpuSplit(pid, threads0, threadCpu(pid), total);
   const diskKb = disk(total);
   const cu = process.cpuUsage(clientCpu0);
-  return { ...run, serverUs, clientUs: (cu.user + cu.system) / total, split, diskKb, streams };
+  return { ...run, serverUs, clientUs: (cu.user + cu.system) / total, split, diskKb, streams, othersCores };
 }
 
 /**
@@ -301,7 +305,8 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
   const latencyMs = (CLIENTS / rate) * 1000;
   log(
     `ingest: mean time per request ${latencyMs.toFixed(2)} ms with ${CLIENTS} in flight;` +
-      ` node busy ${((serverUs * rate) / 1e6).toFixed(2)} of ${cores} cores`,
+      ` node busy ${((serverUs * rate) / 1e6).toFixed(2)} of ${cores} cores;` +
+      ` other processes ${passes.map((p) => p.othersCores.toFixed(2)).join(', ')} cores in the passes (a quiet machine: about 0)`,
   );
   // What reaches the disk (the whole device's writes, a quiet machine assumed): the journal's frames
   // hold a block's record, about 0.3 KB; the rest is LMDB's pages. Each commit writes the
@@ -368,6 +373,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     ingest_node_pool_us_per_block: split.pool,
     ingest_node_other_threads_us_per_block: split.other,
     ingest_client_cpu_us_per_block: clientUs,
+    ingest_other_processes_cores: off.othersCores,
     ...(off.diskKb === undefined ? {} : { ingest_disk_kb_per_block: off.diskKb }),
     ingest_blocks_per_s: rate,
     ingest_ratio: rate / verify.perSecond,
