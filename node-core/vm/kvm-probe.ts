@@ -77,7 +77,8 @@ async function probeOnce(
     };
   }
   const r = await bootToInit(qemu, image, opts.timeoutMs ?? 8000);
-  // A qemu that could not be started at all says nothing about the host: probe again next time.
+  // A qemu that could not be started at all says nothing about the host: probe again next time. A
+  // timeout is kept: a real KVM reaches init in about a second, far inside it even on a busy host.
   if (opts.verdictFile && !r.reason.startsWith('qemu could not start')) {
     writeVerdict(opts.verdictFile, { ...r, key, probedAt: Date.now() });
   }
@@ -131,7 +132,10 @@ function readVerdict(path: string, key: string): StoredVerdict | undefined {
   return undefined;
 }
 
-/** Written whole and renamed into place: a reader sees the old verdict or the new one. A folder that cannot be written only costs the next start a probe. */
+/**
+ * Written whole and renamed into place: a reader sees the old verdict or the new one. A folder that
+ * cannot be written only costs the next start a probe.
+ */
 function writeVerdict(path: string, v: StoredVerdict): void {
   try {
     const tmp = `${path}.${process.pid}.tmp`;
