@@ -43,7 +43,7 @@ export function cpuSeconds(pid: number): number {
 }
 
 /** CPU seconds the whole machine has been busy so far, all cores together (/proc/stat). */
-export function machineBusySeconds(): number {
+function machineBusySeconds(): number {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
   // cpu  user nice system idle iowait irq softirq steal ...: idle and iowait are not busy.
   const f = line.trim().split(/\s+/).slice(1).map(Number);

@@ -76,12 +76,9 @@ async function probeOnce(
       reason: `${kept.reason} (probed ${when} UTC, kept while host, qemu and image stay the same)`,
     };
   }
-  const r = await bootToInit(qemu, image, opts.timeoutMs ?? 8000);
-  // A qemu that could not be started at all says nothing about the host: probe again next time. A
-  // timeout is kept: a real KVM reaches init in about a second, far inside it even on a busy host.
-  if (opts.verdictFile && !r.reason.startsWith('qemu could not start')) {
-    writeVerdict(opts.verdictFile, { ...r, key, probedAt: Date.now() });
-  }
+  const { transient, ...r } = await bootToInit(qemu, image, opts.timeoutMs ?? 8000);
+  // A timeout is kept: a real KVM reaches init in about a second, far inside it even on a busy host.
+  if (opts.verdictFile && !transient) writeVerdict(opts.verdictFile, { ...r, key, probedAt: Date.now() });
   return r;
 }
 
@@ -146,7 +143,10 @@ function writeVerdict(path: string, v: StoredVerdict): void {
   }
 }
 
-function bootToInit(qemu: string, image: VmImage, timeoutMs: number): Promise<KvmProbeResult> {
+/** `transient`: qemu could not be started at all, which says nothing about the host (not kept). */
+type BootOutcome = KvmProbeResult & { transient?: true };
+
+function bootToInit(qemu: string, image: VmImage, timeoutMs: number): Promise<BootOutcome> {
   const args = [
     ...bootArgs({ image, accel: 'kvm', vcpus: 1, memoryMb: 256, probe: true }),
     '-serial',
@@ -158,7 +158,7 @@ function bootToInit(qemu: string, image: VmImage, timeoutMs: number): Promise<Kv
     let out = '';
     let err = '';
     let settled = false;
-    const finish = (r: KvmProbeResult): void => {
+    const finish = (r: BootOutcome): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -184,7 +184,9 @@ function bootToInit(qemu: string, image: VmImage, timeoutMs: number): Promise<Kv
       if (out.length > 1 << 20) out = out.slice(-4096);
     });
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', (e) => finish({ usable: false, reason: `qemu could not start: ${e.message}` }));
+    child.once('error', (e) =>
+      finish({ usable: false, reason: `qemu could not start: ${e.message}`, transient: true }),
+    );
     child.once('exit', (code) =>
       finish({
         usable: false,
