@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerError } from '../../node-core/ledger/errors.ts';
-import { Account, type Kit, kitOf, XE } from '../helpers/ledger-kit.ts';
+import { Account, type Kit, kitOf, sealed, XE } from '../helpers/ledger-kit.ts';
+import { randomSeed } from '../../node-core/protocol/keys.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 
 /**
@@ -70,5 +71,60 @@ describe('a prechecked block refused for now', () => {
     expect(verifies).toBe(before + 1);
     await t.node.ledger.submit(wrong, { live: true }).catch(() => {});
     expect(verifies).toBe(before + 2);
+  });
+
+  it('verifies a block of an account whose open is only prechecked with the key the open declared', async () => {
+    const dest = new Account(kit).address;
+    // An account whose open this node has not seen: refused for now, as before.
+    const unseen = new Account(kit);
+    unseen.advance(unseen.claimBlock(XE));
+    await expect(t.node.ledger.precheck(unseen.sendBlock(dest, 1n), { live: true })).rejects.toMatchObject({
+      code: 'unopened_account',
+      retryable: true,
+    });
+
+    // A gossip batch holding an open and the next block: both prechecked in one turn, neither
+    // submitted yet, and both pass.
+    const a = new Account(kit);
+    const open = a.claimBlock(10n * XE);
+    a.advance(open);
+    const next = a.sendBlock(dest, 1n);
+    const before = verifies;
+    await Promise.all([
+      t.node.ledger.precheck(open, { live: true }),
+      t.node.ledger.precheck(next, { live: true }),
+    ]);
+    expect(verifies).toBe(before + 2);
+    expect(t.node.ledger.getBlock(open.hash!)).toBeUndefined();
+    // Submitted in order, both are accepted and neither is verified again.
+    expect((await t.node.ledger.submit(open, { live: true })).status).toBe('accepted');
+    expect((await t.node.ledger.submit(next, { live: true })).status).toBe('accepted');
+    expect(verifies).toBe(before + 2);
+  });
+
+  it('learns no key from an open whose key does not derive its account', async () => {
+    const a = new Account(kit);
+    const other = randomSeed();
+    const genuine = a.claimBlock(XE);
+    // The open names a's address but declares another key, and signs with that key.
+    const forged = sealed(a.draft({ type: 'claim', asset: 'XE', amount: XE, balance: XE }), other, kit);
+    await expect(t.node.ledger.precheck(forged, { live: true })).rejects.toMatchObject({
+      code: 'pub_key_rule',
+      retryable: false,
+    });
+    a.advance(forged);
+    const next = sealed(
+      a.draft({ type: 'send', asset: 'XE', destination: new Account(kit).address, amount: 1n, balance: 0n }),
+      other,
+      kit,
+    );
+    await expect(t.node.ledger.precheck(next, { live: true })).rejects.toMatchObject({
+      code: 'unopened_account',
+    });
+    // a's own open, seen later, does not make the other key's block pass: its key is a's.
+    await t.node.ledger.precheck(genuine, { live: true });
+    await expect(t.node.ledger.precheck(next, { live: true })).rejects.toMatchObject({
+      code: 'invalid_signature',
+    });
   });
 });
