@@ -145,6 +145,8 @@ interface IngestFigures {
   streams: string[][];
   /** Cores the rest of the machine used meanwhile (measure.ts othersMeter): near 0 on a quiet one. */
   othersCores: number;
+  /** The baseline measured just before this pass (ingestRun's `baselineBefore`), if any. */
+  baseline?: number;
 }
 
 /**
@@ -157,9 +159,12 @@ interface IngestFigures {
 const WARMUP = process.env.BENCH_INGEST_WARMUP !== '0';
 
 /**
- * Timed warm passes of the main ingest run, each on fresh blocks (BENCH_INGEST_PASSES, default 3): the
- * pass with the median rate is the figure, the others give its spread. Single runs on this machine
- * varied by 15-20 % from one to the next; passes of one run share the node and the moment.
+ * Timed warm passes of the main ingest run, each on fresh blocks (BENCH_INGEST_PASSES, default 3), each
+ * after its own measure of the baseline (one thread's verify rate): the pass with the median ratio is
+ * the figure, the others give its spread. Single runs on this machine varied by 15-20 % from one to
+ * the next, and its speed drifts within a run (the verify rate 8.3-8.8 k/s with node:crypto and
+ * 12.9-19.7 k/s with libsodium in the first seconds of two runs of one afternoon), so a baseline taken
+ * once at the start of the run is not the one beside a pass.
  */
 const PASSES = Math.max(1, Number(process.env.BENCH_INGEST_PASSES ?? 3));
 
@@ -209,6 +214,7 @@ async function ingestRun(
   spread: number | undefined,
   journal = process.env.LEDGER_NODE_JOURNAL !== '0',
   passes = 1,
+  baselineBefore?: () => number,
 ): Promise<IngestFigures & { cold?: IngestFigures; passes: IngestFigures[] }> {
   const node = await spawnNode(ingestArgs(dataDir, limits), {
     env: {
@@ -230,10 +236,13 @@ async function ingestRun(
     let firstAddress = spread && coldStreams ? Math.ceil(coldStreams[0]!.length / spread) : 0;
     const done: IngestFigures[] = [];
     for (const streams of timed) {
-      done.push(await ingestPhase(node, dataDir, streams, { requestsPerAddress: spread, firstAddress }));
+      const baseline = baselineBefore?.();
+      const pass = await ingestPhase(node, dataDir, streams, { requestsPerAddress: spread, firstAddress });
+      done.push(baseline === undefined ? pass : { ...pass, baseline });
       if (spread) firstAddress += Math.ceil(streams[0]!.length / spread);
     }
-    const median = [...done].sort((a, b) => a.rate - b.rate)[Math.floor(done.length / 2)]!;
+    const score = (p: IngestFigures) => (p.baseline === undefined ? p.rate : p.rate / p.baseline);
+    const median = [...done].sort((a, b) => score(a) - score(b))[Math.floor(done.length / 2)]!;
     const failed = done.reduce((n, p) => n + p.failed, 0);
     return { ...median, failed, passes: done, ...(cold ? { cold } : {}) };
   } finally {
@@ -266,8 +275,17 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
       ` (the node's verifier, libsodium first: ${fmtRate(nodeVerify.perSecond)}, ${ratio(nodeVerify.perSecond, verify.perSecond)})`,
   );
 
-  const off = await ingestRun(join(dir, 'ingest'), false, undefined, undefined, PASSES);
+  const off = await ingestRun(
+    join(dir, 'ingest'),
+    false,
+    undefined,
+    undefined,
+    PASSES,
+    () => verifyRate(verifyOpenSsl).perSecond,
+  );
   const { rate, failed, firstError, serverUs, clientUs, split, streams, cold, passes } = off;
+  // The median pass's own baseline, measured just before it.
+  const passVerify = off.baseline ?? verify.perSecond;
   // The figures are the median pass's (by rate); every pass's value follows in brackets.
   const spreadOf = (label: string, f: (p: IngestFigures) => number, fmt: (x: number) => string) =>
     passes.length > 1 ? ` (${label}: ${passes.map((p) => fmt(f(p))).join(', ')})` : '';
@@ -283,7 +301,13 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
   log(
     `ingest${cold ? ', warm (the next blocks)' : ''}: ${total} blocks over HTTP, ${CLIENTS} clients, rate limits off: ${fmtRate(rate)} blocks` +
       `${spreadOf(`median of ${passes.length} passes`, (p) => p.rate, fmtRate)}` +
-      ` (${ratio(rate, verify.perSecond)} of 1-thread Ed25519 verify; target 0.45)${failed ? `; ${failed} FAILED, first: ${firstError}` : ''}`,
+      ` (${ratio(rate, passVerify)} of 1-thread Ed25519 verify measured just before the pass, ${fmtRate(passVerify)}` +
+      `${spreadOf(
+        'each pass',
+        (p) => p.rate / (p.baseline ?? verify.perSecond),
+        (x) => `${x.toFixed(2)}x`,
+      )}; target 0.45)` +
+      `${failed ? `; ${failed} FAILED, first: ${firstError}` : ''}`,
   );
   // Where the cycles go: the node (all its threads) and this client share the machine's cores, so
   // together they bound the rate no matter how well the node overlaps its work.
@@ -298,7 +322,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
       ` libuv pool (LMDB commits) ${split.pool.toFixed(0)}, verify workers and V8 helpers ${split.other.toFixed(0)};` +
       ` verify alone ≈ ${(1e6 / nodeVerify.perSecond).toFixed(0)} µs with the node's verifier), client ${clientUs.toFixed(0)} µs;` +
       ` ${cores} cores → CPU ceiling ${fmtRate((cores * 1e6) / (serverUs + clientUs))} blocks` +
-      ` (${ratio((cores * 1e6) / (serverUs + clientUs), verify.perSecond)})`,
+      ` (${ratio((cores * 1e6) / (serverUs + clientUs), passVerify)})`,
   );
   // Little's law: with a fixed number of requests in flight, the rate is that number over the
   // mean time a request takes; a node using less than the machine's cores is bound by that time.
@@ -376,7 +400,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     ingest_other_processes_cores: off.othersCores,
     ...(off.diskKb === undefined ? {} : { ingest_disk_kb_per_block: off.diskKb }),
     ingest_blocks_per_s: rate,
-    ingest_ratio: rate / verify.perSecond,
+    ingest_ratio: rate / passVerify,
     ingest_failed: failed,
     ingest_limits_on_spread_blocks_per_s: on.rate,
     ingest_limits_on_spread_vs_off: on.rate / rate,
