@@ -173,7 +173,7 @@ async function gossipRound(agent: Agent, nodes: SpawnedNode[], streams: string[]
     for (const n of nodes) {
       const info = await json<Record<string, unknown>>(`${n.url}/node`);
       debug.push(
-        `debug ${n.url}: ${JSON.stringify({ sync: info.sync, gossip_published: info.gossip_published, parked_blocks: info.parked_blocks })}`,
+        `debug ${n.url}: ${JSON.stringify({ sync: info.sync, gossip_published: info.gossip_published, parked_blocks: info.parked_blocks, final_on_apply: (info.consensus as { final_on_apply?: number } | undefined)?.final_on_apply })}`,
       );
     }
   }

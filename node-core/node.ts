@@ -21,6 +21,7 @@ import type { VoteThrottleOptions } from './consensus/vote-throttle.ts';
 import { publicKeyFromSeedNode, signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
 import { ArrivalOrder } from './net/arrival-order.ts';
+import { VotesAhead } from './net/votes-ahead.ts';
 import { PreverifiedSignatures } from './net/preverified.ts';
 import { countVoteBatch, countVotes } from './net/vote-intake.ts';
 import {
@@ -342,6 +343,7 @@ export class LedgerNode {
   private readonly fromGossip = new Set<string>();
   /** Gossiped blocks between arrival and submission, so that they are submitted in order. */
   private readonly arriving = new ArrivalOrder();
+  private readonly votesAhead = new VotesAhead();
   /** Gossiped blocks waiting for the block they depend on, by that block's hash. */
   private readonly parked = new Map<string, Parameters<Ledger['submit']>[0][]>();
   private parkedCount = 0;
@@ -1198,13 +1200,17 @@ export class LedgerNode {
         // checked there too, then counted in short slices (net/vote-intake.ts).
         onBlocks: (blocks) => Promise.all(blocks.map((b) => this.blockFromPeer(b))),
         onVotes: (votes) =>
-          countVotes(votes, {
-            consensus: this.consensus,
-            verifier: this.verifyPool,
-            preverified: this.preverified,
-          }),
+          this.votesAhead.track(
+            countVotes(votes, {
+              consensus: this.consensus,
+              verifier: this.verifyPool,
+              preverified: this.preverified,
+            }),
+          ),
         onVoteBatch: (batch) =>
-          countVoteBatch(batch, { consensus: this.consensus, verifier: this.verifyPool }),
+          this.votesAhead.track(
+            countVoteBatch(batch, { consensus: this.consensus, verifier: this.verifyPool }),
+          ),
         onPeer: (peer) => {
           this.syncer?.request(peer);
           this.certificateExchange?.peerConnected(peer);
@@ -1333,6 +1339,8 @@ export class LedgerNode {
     if (!block.hash || this.ledger.getBlock(block.hash)) return 'ignore';
     const hash = block.hash;
     const handedOver = this.arriving.arrive(hash);
+    // The votes that came before it (its window's, sent ahead of it) are counted before it is applied.
+    const votesAhead = this.votesAhead.now();
     try {
       await this.ledger.precheck(block, { live: true });
     } catch (e) {
@@ -1346,17 +1354,22 @@ export class LedgerNode {
       return 'reject';
     }
     this.fromGossip.add(hash);
-    void this.submitFromPeer(block, handedOver);
+    void this.submitFromPeer(block, handedOver, votesAhead);
     return 'accept';
   }
 
-  /** Submits a gossiped block after the blocks it builds on that arrived before it (ArrivalOrder). */
+  /**
+   * Submits a gossiped block after the blocks it builds on that arrived before it (ArrivalOrder) and
+   * once the votes that arrived before it are counted (VotesAhead).
+   */
   private async submitFromPeer(
     block: Parameters<Ledger['submit']>[0],
     handedOver: () => void,
+    votesAhead: Promise<unknown> | undefined,
   ): Promise<void> {
     let outcome: ReturnType<Ledger['submit']>;
     try {
+      if (votesAhead) await votesAhead;
       await this.arriving.after([block.previous, block.source]);
       // Queued now: those handed over before it were queued in as many turns, so before it.
       outcome = this.ledger.submit(block, { live: true });
