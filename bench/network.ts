@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
  * BENCH_NET_PER_ACCOUNT sets the blocks per account (default 50: 16 clients x 10 accounts x 50 =
  * 8,000 blocks). BENCH_NET_PROF=DIR writes a V8 CPU profile of each of the three nodes into DIR.
  * BENCH_GOSSIP_WINDOW=MS runs the three nodes with `--gossip-window MS` (A/B runs of the window).
+ * BENCH_NET_PERF=FILE records each gossip round with `perf` (perfRecord below).
  */
 const DIFFICULTY = 0xf000000000000000n;
 const CLIENTS = 16;
@@ -133,6 +135,30 @@ async function singleNodeIngest(
   return { rate: r.rate, cpu: cpuSplit(node.proc.pid!, cpu0, threadCpu(node.proc.pid!), blocks) };
 }
 
+/**
+ * BENCH_NET_PERF=FILE: a `perf record` of the three nodes (all threads, call graphs) over a gossip
+ * round, written to FILE (the round's number appended). V8's own profiler counts the time a thread
+ * waits for a core on this oversubscribed machine as time spent where it was preempted; perf samples
+ * only CPU time, and sees V8's helper threads, the signature workers, libsodium and LMDB as well.
+ * BENCH_NODE_FLAGS="--max-semi-space-size=8 --perf-basic-prof" names the JavaScript frames too.
+ * Returns a function that stops it, or undefined without the variable.
+ */
+let perfRounds = 0;
+function perfRecord(nodes: SpawnedNode[]): (() => Promise<void>) | undefined {
+  const file = process.env.BENCH_NET_PERF;
+  if (!file) return undefined;
+  perfRounds += 1;
+  const pids = nodes.map((n) => n.proc.pid!).join(',');
+  const perf = spawn('perf', ['record', '-F', '499', '-g', '-p', pids, '-o', `${file}.${perfRounds}`], {
+    stdio: 'ignore',
+  });
+  return () =>
+    new Promise<void>((resolve) => {
+      perf.once('exit', () => resolve());
+      perf.kill('SIGINT');
+    });
+}
+
 interface GossipRound {
   /** Blocks final on all three per second, and submitted at the first per second. */
   rate: number;
@@ -155,12 +181,14 @@ async function gossipRound(agent: Agent, nodes: SpawnedNode[], streams: string[]
   const cpu0 = nodes.map((n) => threadCpu(n.proc.pid!));
   const clientCpu0 = process.cpuUsage();
   const others = othersMeter(nodes.map((n) => n.proc.pid!));
+  const perf = perfRecord(nodes);
   const start = performance.now();
   const ingest = await driveIngest(nodes[0]!.url, streams);
   if (ingest.failed) throw new Error(`submission: ${ingest.failed} failed, first: ${ingest.firstError}`);
   const submitted = (performance.now() - start) / 1000;
   await allFinal(agent, nodes, lasts);
   const secs = (performance.now() - start) / 1000;
+  await perf?.();
   const othersCores = others();
   // Where the machine's cycles went (all threads of each process; the client polls meanwhile).
   const cpu = nodes.map((n, i) => cpuSplit(n.proc.pid!, cpu0[i]!, threadCpu(n.proc.pid!), total));
