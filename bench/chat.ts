@@ -36,12 +36,11 @@ import {
 } from '../node-core/protocol/payloads.ts';
 import { expectedAttempts, parseDifficulty } from '../node-core/protocol/pow.ts';
 import { loadGet } from './load.ts';
-import { fmtRate, ratio } from './measure.ts';
+import { fmtRate, nowNs, ratio } from './measure.ts';
 import { fastKey, type Key } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 const CHILD_FLAG = '--chat-store-child';
-const nowNs = () => BigInt(Date.now()) * 1_000_000n;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function quantile(sorted: number[], q: number): number {

@@ -31,6 +31,11 @@ export function fmtRate(perSecond: number): string {
   return `${perSecond.toFixed(1)} /s`;
 }
 
+/** Now in Unix nanoseconds (blocks and payloads are dated with it). */
+export function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
 export function ratio(a: number, b: number): string {
   return `${(a / b).toFixed(2)}x`;
 }

@@ -7,7 +7,7 @@ import { buildChain, fastKey } from './node.ts';
 import { driveIngest } from './ingest-client.ts';
 import { httpGet, httpPost } from './load.ts';
 import { cpuSplit, type CpuSplit, threadCpu, waitForStartupWork } from './ingest-run.ts';
-import { fmtRate, othersMeter, ratio } from './measure.ts';
+import { fmtRate, nowNs, othersMeter, ratio } from './measure.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
@@ -28,12 +28,9 @@ const DIFFICULTY = 0xf000000000000000n;
 const CLIENTS = 16;
 const ACCOUNTS_PER_CLIENT = 10;
 const PER_ACCOUNT = Number(process.env.BENCH_NET_PER_ACCOUNT ?? 50);
+/** Blocks in one workload (workload below). */
+const TOTAL = CLIENTS * ACCOUNTS_PER_CLIENT * PER_ACCOUNT;
 const COMMON = ['--api-port', '0', '--rate-limit', 'off', '--log-level', 'warn'];
-
-/** Now in nanoseconds: blocks are dated when their workload is built (the node checks their clock). */
-function nowNs(): bigint {
-  return BigInt(Date.now()) * 1_000_000n;
-}
 
 async function json<T>(url: string): Promise<T> {
   return (await (await fetch(url)).json()) as T;
@@ -131,8 +128,7 @@ async function singleNodeIngest(
   const cpu0 = threadCpu(node.proc.pid!);
   const r = await driveIngest(node.url, streams);
   if (r.failed) throw new Error(`baseline ingest: ${r.failed} failed, first: ${r.firstError}`);
-  const blocks = CLIENTS * ACCOUNTS_PER_CLIENT * PER_ACCOUNT;
-  return { rate: r.rate, cpu: cpuSplit(node.proc.pid!, cpu0, threadCpu(node.proc.pid!), blocks) };
+  return { rate: r.rate, cpu: cpuSplit(node.proc.pid!, cpu0, threadCpu(node.proc.pid!), TOTAL) };
 }
 
 /**
@@ -143,13 +139,11 @@ async function singleNodeIngest(
  * BENCH_NODE_FLAGS="--max-semi-space-size=8 --perf-basic-prof" names the JavaScript frames too.
  * Returns a function that stops it, or undefined without the variable.
  */
-let perfRounds = 0;
-function perfRecord(nodes: SpawnedNode[]): (() => Promise<void>) | undefined {
+function perfRecord(nodes: SpawnedNode[], round: number): (() => Promise<void>) | undefined {
   const file = process.env.BENCH_NET_PERF;
   if (!file) return undefined;
-  perfRounds += 1;
   const pids = nodes.map((n) => n.proc.pid!).join(',');
-  const perf = spawn('perf', ['record', '-F', '499', '-g', '-p', pids, '-o', `${file}.${perfRounds}`], {
+  const perf = spawn('perf', ['record', '-F', '499', '-g', '-p', pids, '-o', `${file}.${round}`], {
     stdio: 'ignore',
   });
   return () =>
@@ -167,7 +161,6 @@ interface GossipRound {
   cpu: CpuSplit[];
   clientUs: number;
   othersCores: number;
-  debug: string[];
 }
 
 /**
@@ -175,13 +168,18 @@ interface GossipRound {
  * Done once the last block of every chain is final on all three (a chain's last block final on a
  * node means its whole chain is).
  */
-async function gossipRound(agent: Agent, nodes: SpawnedNode[], streams: string[][]): Promise<GossipRound> {
-  const total = CLIENTS * ACCOUNTS_PER_CLIENT * PER_ACCOUNT;
+async function gossipRound(
+  log: (line: string) => void,
+  agent: Agent,
+  nodes: SpawnedNode[],
+  streams: string[][],
+  round: number,
+): Promise<GossipRound> {
   const lasts = chainEnds(streams);
   const cpu0 = nodes.map((n) => threadCpu(n.proc.pid!));
   const clientCpu0 = process.cpuUsage();
   const others = othersMeter(nodes.map((n) => n.proc.pid!));
-  const perf = perfRecord(nodes);
+  const perf = perfRecord(nodes, round);
   const start = performance.now();
   const ingest = await driveIngest(nodes[0]!.url, streams);
   if (ingest.failed) throw new Error(`submission: ${ingest.failed} failed, first: ${ingest.firstError}`);
@@ -191,27 +189,23 @@ async function gossipRound(agent: Agent, nodes: SpawnedNode[], streams: string[]
   await perf?.();
   const othersCores = others();
   // Where the machine's cycles went (all threads of each process; the client polls meanwhile).
-  const cpu = nodes.map((n, i) => cpuSplit(n.proc.pid!, cpu0[i]!, threadCpu(n.proc.pid!), total));
+  const cpu = nodes.map((n, i) => cpuSplit(n.proc.pid!, cpu0[i]!, threadCpu(n.proc.pid!), TOTAL));
   const cu = process.cpuUsage(clientCpu0);
-  const debug: string[] = [];
   if (process.env.BENCH_DEBUG) {
-    nodes.forEach((n, i) =>
-      debug.push(`debug threads ${'ABC'[i]}: ${threadNames(n.proc.pid!, cpu0[i]!, total)}`),
-    );
+    nodes.forEach((n, i) => log(`debug threads ${'ABC'[i]}: ${threadNames(n.proc.pid!, cpu0[i]!, TOTAL)}`));
     for (const n of nodes) {
       const info = await json<Record<string, unknown>>(`${n.url}/node`);
-      debug.push(
+      log(
         `debug ${n.url}: ${JSON.stringify({ sync: info.sync, gossip_published: info.gossip_published, parked_blocks: info.parked_blocks, final_on_apply: (info.consensus as { final_on_apply?: number } | undefined)?.final_on_apply })}`,
       );
     }
   }
   return {
-    rate: total / secs,
-    submittedRate: total / submitted,
+    rate: TOTAL / secs,
+    submittedRate: TOTAL / submitted,
     cpu,
-    clientUs: (cu.user + cu.system) / total,
+    clientUs: (cu.user + cu.system) / TOTAL,
     othersCores,
-    debug,
   };
 }
 
@@ -295,7 +289,6 @@ async function allFinal(agent: Agent, nodes: SpawnedNode[], hashes: string[]): P
 
 export default async function benchNetwork(log: (line: string) => void): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-net-bench-'));
-  const total = CLIENTS * ACCOUNTS_PER_CLIENT * PER_ACCOUNT;
   let nodes: SpawnedNode[] = [];
   let singleNode: SpawnedNode | undefined;
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -306,7 +299,7 @@ export default async function benchNetwork(log: (line: string) => void): Promise
     // Each node's own certificate's benchmark runs just after its start: done before anything is timed.
     await Promise.all(nodes.map((n) => waitForStartupWork(n.url)));
     const { network_id } = await json<{ network_id: string }>(`${nodes[0]!.url}/node`);
-    const t0 = BigInt(Date.now()) * 1_000_000n;
+    const t0 = nowNs();
     if (WARMUP) {
       const warmup = workload(network_id, t0 - 1_000_000n);
       const w = await driveIngest(nodes[0]!.url, warmup);
@@ -328,13 +321,12 @@ export default async function benchNetwork(log: (line: string) => void): Promise
     for (let i = 0; i < ROUNDS; i++) {
       const baseStreams = workload(single.networkId, nowNs());
       const base = await singleNodeIngest(single.node, baseStreams);
-      const gossip = await gossipRound(agent, nodes, workload(network_id, nowNs()));
+      const gossip = await gossipRound(log, agent, nodes, workload(network_id, nowNs()), i + 1);
       rounds.push({ base, gossip, ratio: gossip.rate / base.rate });
       log(
         `round ${i + 1}: single-node HTTP ingest ${fmtRate(base.rate)} (node CPU per block ${base.cpu.total.toFixed(0)} µs), gossip ${fmtRate(gossip.rate)} final on all 3` +
           ` (A ${gossip.cpu[0]!.total.toFixed(0)}, B ${gossip.cpu[1]!.total.toFixed(0)}, C ${gossip.cpu[2]!.total.toFixed(0)} µs a block): ${ratio(gossip.rate, base.rate)}`,
       );
-      for (const line of gossip.debug) log(line);
     }
     const byRatio = [...rounds].sort((x, y) => x.ratio - y.ratio);
     const med = byRatio[Math.floor((byRatio.length - 1) / 2)]!;
@@ -342,14 +334,14 @@ export default async function benchNetwork(log: (line: string) => void): Promise
     const g = med.gossip;
     const spread = ROUNDS > 1 ? ` (rounds ${byRatio.map((r) => r.ratio.toFixed(2)).join(', ')})` : '';
     log(
-      `baseline: single-node HTTP ingest, ${CLIENTS} clients, ${total} blocks${WARMUP ? ' after as many untimed' : ''}: ${fmtRate(baseline)} blocks (node CPU per block ${fmtSplit(med.base.cpu)})`,
+      `baseline: single-node HTTP ingest, ${CLIENTS} clients, ${TOTAL} blocks${WARMUP ? ' after as many untimed' : ''}: ${fmtRate(baseline)} blocks (node CPU per block ${fmtSplit(med.base.cpu)})`,
     );
     log(
       `gossip CPU per block: A ${fmtSplit(g.cpu[0]!)} (takes the submissions); B ${fmtSplit(g.cpu[1]!)}; C ${fmtSplit(g.cpu[2]!)}; client ${g.clientUs.toFixed(0)} µs;` +
         ` other processes ${g.othersCores.toFixed(2)} cores (a quiet machine: about 0)`,
     );
     log(
-      `gossip throughput: ${total} blocks submitted at one node by ${CLIENTS} clients at ${fmtRate(g.submittedRate)},` +
+      `gossip throughput: ${TOTAL} blocks submitted at one node by ${CLIENTS} clients at ${fmtRate(g.submittedRate)},` +
         ` final on all 3 at ${fmtRate(g.rate)}: ${ratio(g.rate, baseline)} of single-node ingest in the same round, the median of ${ROUNDS}${spread} (target 0.50)`,
     );
     // Latency under load: while the same 16 clients submit another workload, one block at a time is
