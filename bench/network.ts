@@ -21,7 +21,8 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
  *
  * BENCH_NET_PER_ACCOUNT sets the blocks per account (default 50: 16 clients x 10 accounts x 50 =
  * 8,000 blocks). BENCH_NET_PROF=DIR writes a V8 CPU profile of each of the three nodes into DIR.
- * BENCH_GOSSIP_WINDOW=MS runs the three nodes with `--gossip-window MS` (A/B runs of the window).
+ * BENCH_GOSSIP_WINDOW=MS runs the three nodes with `--gossip-window MS` (A/B runs of the window),
+ * BENCH_GOSSIP_HEAVY_WINDOW=MS with `--gossip-window-heavy MS`.
  * BENCH_NET_PERF=FILE records each gossip round with `perf` (perfRecord below).
  */
 const DIFFICULTY = 0xf000000000000000n;
@@ -136,16 +137,20 @@ async function singleNodeIngest(
  * round, written to FILE (the round's number appended). V8's own profiler counts the time a thread
  * waits for a core on this oversubscribed machine as time spent where it was preempted; perf samples
  * only CPU time, and sees V8's helper threads, the signature workers, libsodium and LMDB as well.
- * BENCH_NODE_FLAGS="--max-semi-space-size=8 --perf-basic-prof" names the JavaScript frames too.
- * Returns a function that stops it, or undefined without the variable.
+ * BENCH_NODE_FLAGS="--max-semi-space-size=8 --perf-basic-prof" names the JavaScript frames too;
+ * BENCH_NET_PERF_HZ sets the sampling rate (default 499 a second). Returns a function that stops it, or undefined without the variable.
  */
 function perfRecord(nodes: SpawnedNode[], round: number): (() => Promise<void>) | undefined {
   const file = process.env.BENCH_NET_PERF;
   if (!file) return undefined;
   const pids = nodes.map((n) => n.proc.pid!).join(',');
-  const perf = spawn('perf', ['record', '-F', '499', '-g', '-p', pids, '-o', `${file}.${round}`], {
-    stdio: 'ignore',
-  });
+  const perf = spawn(
+    'perf',
+    ['record', '-F', process.env.BENCH_NET_PERF_HZ ?? '499', '-g', '-p', pids, '-o', `${file}.${round}`],
+    {
+      stdio: 'ignore',
+    },
+  );
   return () =>
     new Promise<void>((resolve) => {
       perf.once('exit', () => resolve());
@@ -211,6 +216,7 @@ async function gossipRound(
 
 async function startThree(dir: string): Promise<SpawnedNode[]> {
   const window = process.env.BENCH_GOSSIP_WINDOW;
+  const heavy = process.env.BENCH_GOSSIP_HEAVY_WINDOW;
   const common = [
     '--p2p-port',
     '0',
@@ -218,6 +224,7 @@ async function startThree(dir: string): Promise<SpawnedNode[]> {
     '127.0.0.1',
     ...COMMON,
     ...(window === undefined ? [] : ['--gossip-window', window]),
+    ...(heavy === undefined ? [] : ['--gossip-window-heavy', heavy]),
   ];
   const a = await spawnNode(
     ['--data-dir', join(dir, 'a'), '--pow-difficulty', DIFFICULTY.toString(16), ...common],

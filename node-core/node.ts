@@ -82,7 +82,7 @@ import { vmLeaseJson } from './api/routes/vms.ts';
 import type { ElectionPuller, ElectionPullOptions } from './net/election-pull.ts';
 import type { CertificateExchange, CertificateExchangeOptions } from './net/certificate-exchange.ts';
 import type { P2PHost, Verdict } from './net/host.ts';
-import { DEFAULT_GOSSIP_WINDOW_MS } from './net/flush-pacer.ts';
+import { gossipWindows } from './net/flush-pacer.ts';
 import type { MessengerLimitOptions } from './net/request-limits.ts';
 import type { SelfRegistration, SelfRegistrationOptions } from './net/self-registration.ts';
 import type { Syncer } from './net/sync.ts';
@@ -209,6 +209,12 @@ export interface NodeOptions {
    * spell goes at once. Default DEFAULT_GOSSIP_WINDOW_MS; 0 sends every turn of the event loop.
    */
   gossipWindowMs?: number;
+  /**
+   * Under a heavy stream (about 1,600 blocks a second and more), the window is this long instead
+   * (net/flush-pacer.ts): throughput near the machine's limit for latency. Default
+   * DEFAULT_GOSSIP_HEAVY_WINDOW_MS, or 0 with a gossip window of 0; never shorter than the window.
+   */
+  gossipHeavyWindowMs?: number;
   /** Extra origins allowed by CORS besides the node's own. */
   corsOrigins?: string[];
   /**
@@ -1191,7 +1197,7 @@ export class LedgerNode {
           sign: (m) => signBytesNode(m, hexToBytes(this.nodeKey.seed_hex)),
         },
         verifier: this.verifyPool,
-        gossipWindowMs: this.opts.gossipWindowMs ?? DEFAULT_GOSSIP_WINDOW_MS,
+        ...gossipWindows(this.opts.gossipWindowMs, this.opts.gossipHeavyWindowMs),
       },
       {
         onBlock: (block) => this.blockFromPeer(block),

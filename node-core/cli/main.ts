@@ -77,6 +77,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     apiConnections: { maxPerClient: opts.apiMaxConnsPerIp, maxTotal: opts.apiMaxConns },
     verifyThreads: opts.verifyThreads,
     gossipWindowMs: opts.gossipWindowMs,
+    gossipHeavyWindowMs: opts.gossipHeavyWindowMs,
     uiDir: opts.uiDir,
     logger,
   });

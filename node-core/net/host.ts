@@ -134,6 +134,8 @@ export interface P2POptions {
   verifier?: { verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Promise<boolean> };
   /** Gossip batches go out at most once a window under a steady stream (net/flush-pacer.ts); default 0. */
   gossipWindowMs?: number;
+  /** ... and at most once this window under a heavy one (net/flush-pacer.ts); default gossipWindowMs. */
+  gossipHeavyWindowMs?: number;
 }
 
 export interface PeerInfo {
@@ -227,7 +229,7 @@ export class P2PHost {
     // Paced apart, a fifth of a receiver's blocks took a second write; blocks first, a tenth.
     const pacer = new FlushPacer(
       () => (this.voteBatchSigner?.flush() ?? 0) + this.voteBatcher.flush() + this.blockBatcher.flush(),
-      { windowMs: opts.gossipWindowMs ?? 0 },
+      { windowMs: opts.gossipWindowMs ?? 0, heavyWindowMs: opts.gossipHeavyWindowMs },
     );
     const requestFlush = () => pacer.request();
     const batcher = (batchTopic: string, singleTopic: string, key: 'blocks' | 'votes') =>

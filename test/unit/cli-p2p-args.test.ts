@@ -47,6 +47,18 @@ describe('--gossip-window', () => {
     expect(() => parseArgs(['--gossip-window', '2.5'])).toThrow(/from 0 to 1000/);
     expect(HELP).toContain('--gossip-window MS');
   });
+
+  it('has a heavy-stream twin with the same bounds', () => {
+    expect(parseArgs([]).gossipHeavyWindowMs).toBeUndefined();
+    expect(parseArgs(['--gossip-window-heavy', '250']).gossipHeavyWindowMs).toBe(250);
+    expect(parseArgs(['--gossip-window-heavy=0', '--gossip-window=40'])).toMatchObject({
+      gossipHeavyWindowMs: 0,
+      gossipWindowMs: 40,
+    });
+    expect(() => parseArgs(['--gossip-window-heavy', '-1'])).toThrow(/--gossip-window-heavy: "-1"/);
+    expect(() => parseArgs(['--gossip-window-heavy', '1001'])).toThrow(/from 0 to 1000/);
+    expect(HELP).toContain('--gossip-window-heavy MS');
+  });
 });
 
 /** Shaping a new development network and pricing this node's certificate from the command line. */
