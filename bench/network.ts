@@ -138,19 +138,16 @@ async function singleNodeIngest(
  * waits for a core on this oversubscribed machine as time spent where it was preempted; perf samples
  * only CPU time, and sees V8's helper threads, the signature workers, libsodium and LMDB as well.
  * BENCH_NODE_FLAGS="--max-semi-space-size=8 --perf-basic-prof" names the JavaScript frames too;
- * BENCH_NET_PERF_HZ sets the sampling rate (default 499 a second). Returns a function that stops it, or undefined without the variable.
+ * BENCH_NET_PERF_HZ sets the sampling rate (default 499 a second). Returns a function that stops
+ * it, or undefined without the variable.
  */
 function perfRecord(nodes: SpawnedNode[], round: number): (() => Promise<void>) | undefined {
   const file = process.env.BENCH_NET_PERF;
   if (!file) return undefined;
   const pids = nodes.map((n) => n.proc.pid!).join(',');
-  const perf = spawn(
-    'perf',
-    ['record', '-F', process.env.BENCH_NET_PERF_HZ ?? '499', '-g', '-p', pids, '-o', `${file}.${round}`],
-    {
-      stdio: 'ignore',
-    },
-  );
+  const hz = process.env.BENCH_NET_PERF_HZ ?? '499';
+  const args = ['record', '-F', hz, '-g', '-p', pids, '-o', `${file}.${round}`];
+  const perf = spawn('perf', args, { stdio: 'ignore' });
   return () =>
     new Promise<void>((resolve) => {
       perf.once('exit', () => resolve());
