@@ -13,9 +13,10 @@
  * on all three as soon as before (p50 7 ms).
  *
  * A heavy stream (a send carried `heavyItems` or more: with the defaults, about 1,600 blocks a second
- * with their votes) waits `heavyWindowMs` instead. The longer window buys throughput with latency,
- * which is the right trade only there: near the machine's limit a block's wait in the queues grows
- * anyway, and the longer window lowers what every block costs every node. Three nodes on two cores,
+ * with their votes) waits `heavyWindowMs` instead. The longer window buys throughput with latency:
+ * it lowers what every block costs every node, and near a machine's limit (on 2 cores, about that
+ * rate) a block's wait in the queues grows anyway. The rate is fixed, so a faster machine pays the
+ * latency with cores to spare; `--gossip-window-heavy` equal to the window turns it off. Three nodes on two cores,
  * 16 clients (2026-11-29, two alternating pairs of three-round runs): 100 ms against 40, gossip
  * 0.51x and 0.53x of the single node's ingest (every round 0.51-0.55x) against 0.41x and 0.43x
  * (0.37-0.46x); receivers 185-223 µs a block against 228-336; under that load a block was final on
