@@ -18,7 +18,7 @@ import { stringifyJson } from '../node-core/protocol/json.ts';
 import { attestationPayload } from '../node-core/protocol/payloads.ts';
 import { signBytesNode } from '../node-core/fastpath/ed25519.ts';
 import { driveIngest } from './ingest-client.ts';
-import { fmtRate, ratio } from './measure.ts';
+import { fmtRate, nowNs, ratio } from './measure.ts';
 import { fastKey, type Key, seal } from './node.ts';
 
 /**
@@ -148,7 +148,7 @@ export default async function benchLeasing(log: (line: string) => void): Promise
       signature: bytesToHex(signBytesNode(attestationPayload(subject, at), tkSeed)),
     });
     const built = performance.now();
-    const now = BigInt(Date.now()) * 1_000_000n;
+    const now = nowNs();
     const t0 = now - 10n * MINUTE_NS;
     // Providers, each with a certificate (price x1000) in the node's book.
     const providers = Array.from({ length: CLIENTS }, () => new Chain(fastKey(), networkId, t0));

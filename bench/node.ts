@@ -15,7 +15,7 @@ import { signBytesNode, verifyBytesNode, verifyOpenSsl } from '../node-core/fast
 import { driveIngest } from './ingest-client.ts';
 import { measureIngestCeiling } from './ingest-ceiling.ts';
 import { loadGet } from './load.ts';
-import { fmtRate, measureRate, othersMeter, ratio } from './measure.ts';
+import { fmtRate, measureRate, nowNs, othersMeter, ratio } from './measure.ts';
 import { cpuSplit, type CpuSplit, diskMeter, threadCpu, waitForStartupWork } from './ingest-run.ts';
 import { spawnNode } from './spawn-node.ts';
 import { benchStartup } from './startup.ts';
@@ -172,7 +172,7 @@ const PASSES = Math.max(1, Number(process.env.BENCH_INGEST_PASSES ?? 3));
 function ingestStreams(clients: number, networkId: string): string[][] {
   const ACCOUNTS = 20;
   const PER_ACCOUNT = 50;
-  const t0 = BigInt(Date.now()) * 1_000_000n;
+  const t0 = nowNs();
   return Array.from({ length: clients }, () =>
     Array.from({ length: ACCOUNTS }, () =>
       buildChain(fastKey(), PER_ACCOUNT, networkId, t0, BENCH_DIFFICULTY),
@@ -286,7 +286,8 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
   const { rate, failed, firstError, serverUs, clientUs, split, streams, cold, passes } = off;
   // The median pass's own baseline, measured just before it.
   const passVerify = off.baseline ?? verify.perSecond;
-  // The figures are the median pass's (by rate); every pass's value follows in brackets.
+  // The figures are the median pass's (by its ratio to its own baseline); every pass's value follows
+  // in brackets.
   const spreadOf = (label: string, f: (p: IngestFigures) => number, fmt: (x: number) => string) =>
     passes.length > 1 ? ` (${label}: ${passes.map((p) => fmt(f(p))).join(', ')})` : '';
   const total = streams.reduce((n, s) => n + s.length, 0);

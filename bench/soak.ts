@@ -5,6 +5,7 @@ import { LeanHttpConnection } from './lean-http.ts';
 import { buildChain, fastKey } from './node.ts';
 import { spawnNode } from './spawn-node.ts';
 import { type Memory, memoryOf } from './startup.ts';
+import { nowNs } from './measure.ts';
 
 /**
  * `npm run bench -- soak` (only when named: it takes 10 minutes): a node run as users run it takes
@@ -88,7 +89,7 @@ export default async function benchSoak(log: (line: string) => void): Promise<Re
         let i = 0;
         try {
           while (performance.now() < end) {
-            const t0 = BigInt(Date.now()) * 1_000_000n;
+            const t0 = nowNs();
             for (const body of buildChain(fastKey(), CHAIN, network_id, t0, PROOF_DIFFICULTY)) {
               const due = start + (i++ / perConnection) * 1000;
               const wait = due - performance.now();

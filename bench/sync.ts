@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { driveIngest } from './ingest-client.ts';
 import { diskMeter } from './ingest-run.ts';
-import { cpuSeconds, fmtRate, ratio } from './measure.ts';
+import { cpuSeconds, fmtRate, nowNs, ratio } from './measure.ts';
 import { buildChain, fastKey } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
@@ -69,7 +69,7 @@ async function ingestSource(
   try {
     const { network_id } = await json<{ network_id: string }>(`${node.url}/node`);
     const accounts = Math.max(CLIENTS, Math.round(n / PER_ACCOUNT));
-    const t0 = BigInt(Date.now()) * 1_000_000n;
+    const t0 = nowNs();
     const t = performance.now();
     const streams: string[][] = Array.from({ length: CLIENTS }, () => []);
     for (let a = 0; a < accounts; a++)

@@ -16,11 +16,11 @@
  * with their votes) waits `heavyWindowMs` instead. The longer window buys throughput with latency:
  * it lowers what every block costs every node, and near a machine's limit (on 2 cores, about that
  * rate) a block's wait in the queues grows anyway. The rate is fixed, so a faster machine pays the
- * latency with cores to spare; `--gossip-window-heavy` equal to the window turns it off. Three nodes on two cores,
- * 16 clients (2026-11-29, two alternating pairs of three-round runs): 100 ms against 40, gossip
- * 0.51x and 0.53x of the single node's ingest (every round 0.51-0.55x) against 0.41x and 0.43x
- * (0.37-0.46x); receivers 185-223 µs a block against 228-336; under that load a block was final on
- * all three at p50 101-109 ms instead of 63. One block at a time: p50 9-11 ms either way.
+ * latency with cores to spare; `--gossip-window-heavy` equal to the window turns it off. Three nodes
+ * on two cores, 16 clients (2026-11-29, two alternating pairs of three-round runs): 100 ms against
+ * 40, gossip 0.51x and 0.53x of the single node's ingest (every round 0.51-0.55x) against 0.41x and
+ * 0.43x (0.37-0.46x); receivers 185-223 µs a block against 228-336; under that load a block was
+ * final on all three at p50 101-109 ms instead of 63. One block at a time: p50 9-11 ms either way.
  */
 export class FlushPacer {
   private readonly flush: () => number;
@@ -52,8 +52,8 @@ export class FlushPacer {
   request(): void {
     if (this.pending) return;
     this.pending = true;
-    const gap = this.gap();
-    const wait = gap > 0 ? this.lastSend + gap - performance.now() : 0;
+    // With no gap (a light stream) or no send yet, this is not positive: the send goes this turn.
+    const wait = this.lastSend + this.gap() - performance.now();
     if (wait <= 0) setImmediate(this.run);
     // Not kept alive for it: a node that is stopping has nothing left to gossip to.
     else setTimeout(this.run, wait).unref();

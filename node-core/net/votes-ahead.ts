@@ -9,6 +9,8 @@
  */
 export class VotesAhead {
   private readonly counting = new Set<Promise<void>>();
+  /** Promise.all of `counting` as it stands, shared by every block that arrives until it changes. */
+  private all: Promise<unknown> | undefined;
 
   /** Records a batch's counting; returns it unchanged (its caller still gets its outcome). */
   track<T>(counted: Promise<T>): Promise<T> {
@@ -17,13 +19,17 @@ export class VotesAhead {
       () => {},
     );
     this.counting.add(done);
-    void done.then(() => this.counting.delete(done));
+    this.all = undefined;
+    void done.then(() => {
+      this.counting.delete(done);
+      this.all = undefined;
+    });
     return counted;
   }
 
   /** Resolves once every batch being counted now is counted (or failed); undefined when none is. */
   now(): Promise<unknown> | undefined {
     if (this.counting.size === 0) return undefined;
-    return Promise.all(this.counting);
+    return (this.all ??= Promise.all(this.counting));
   }
 }
