@@ -27,6 +27,12 @@ export interface GroupCommitHooks<Op extends GroupOp> {
   delivered(ops: Op[], outcomes: Outcome[]): void;
   /** The group's transaction failed as a whole: nothing of it was written. */
   failed(): void;
+  /**
+   * Whether `apply` refuses each of these ops before its first write and throws nothing else but
+   * for a defect: then an open write batch takes the group without a child transaction of its own
+   * (Store.groupTransaction), and a defect gives up the whole batch instead of this group alone.
+   */
+  direct?(ops: Op[]): boolean;
 }
 
 /**
@@ -35,7 +41,7 @@ export interface GroupCommitHooks<Op extends GroupOp> {
  * one hand-off to the writer thread, one commit and flush for the whole group. An op is answered only
  * once its group is durable (LMDB flushed it, or it is journaled: committed, or applied to the open
  * write batch, and synced in the journal); an error thrown by `apply` (anything but an op's own
- * LedgerError) fails the whole group, never half of it.
+ * LedgerError) fails the whole group, never half of it (a direct group: the whole write batch).
  */
 export class GroupCommit<Op extends GroupOp> {
   private readonly store: Store;
@@ -65,7 +71,9 @@ export class GroupCommit<Op extends GroupOp> {
     let taken: Op[] = [];
     let journaled: Journaled | undefined;
     let flushDone: (() => void) | undefined;
-    const committed = this.store.childTransaction(() => {
+    // In a write batch the callback runs at once: the ops asked about are the ones it takes.
+    const transact = this.hooks.direct?.(this.queue) === true ? 'groupTransaction' : 'childTransaction';
+    const committed = this.store[transact](() => {
       this.scheduled = false;
       taken = this.queue;
       this.queue = [];

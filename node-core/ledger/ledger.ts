@@ -112,6 +112,13 @@ export interface SubmitOptions {
 export const LIVE_WINDOW_NS = 3_600_000_000_000n;
 /** Keys of accounts being opened that the ledger keeps at once (Ledger.declaredKeys). */
 const MAX_DECLARED_KEYS = 4096;
+/**
+ * Block types whose apply refuses before its first write (applyBlock's checks, or staging's) and
+ * writes only records of its own: a group of these alone goes straight into an open write batch,
+ * without a child transaction (GroupCommit's `direct`; the common case at ingest). The lease family
+ * (undo entries, a cancel's unwinding), multisig and genesis keep the child transaction.
+ */
+const DIRECT_TYPES = new Set(['send', 'receive', 'claim', 'burn', 'mint']);
 /** Types that need the full multisig threshold (reference-behavior.md section 3.1 step 8). */
 const SPENDING_TYPES = new Set(['send', 'burn', 'lease', 'multisig_open', 'multisig_update', 'mint']);
 
@@ -185,6 +192,7 @@ export class Ledger extends LedgerReads {
       journal: (ops, outcomes) => this.journalGroup(ops, outcomes),
       committed: () => this.counters.load(),
       delivered: (ops, outcomes) => this.announce(ops, outcomes),
+      direct: (ops) => ops.every((op) => op.kind === 'block' && DIRECT_TYPES.has(op.block.type)),
       // Nothing of the group was written: the conflict cache goes back to what the store holds,
       // and winners it applied are not announced.
       failed: () => {

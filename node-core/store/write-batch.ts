@@ -21,6 +21,8 @@ import type { RootDatabase } from 'lmdb';
  * disk filled during the batch) leaves LMDB without groups already answered; the store then refuses
  * every write until a restart replays them (StoreFailedError). A batch opens only while the disk has
  * `minFreeBytes` free, so a filling disk goes back to a commit per group, whose failure loses nothing.
+ * A group written straight into the batch (Store.groupTransaction) that throws gives up the batch
+ * (`abort`), with the same outcome as a failed commit: it cannot be undone alone.
  */
 export interface WriteBatchOptions {
   /** Longest a batch stays open (default 500 ms). */
@@ -31,6 +33,16 @@ export interface WriteBatchOptions {
   minFreeBytes?: number;
 }
 
+/** An open batch: its transaction ends (commits) or fails (aborts) when its callback's promise settles. */
+interface Batch {
+  end(): void;
+  fail(e: unknown): void;
+  committed: Promise<unknown>;
+  openedAt: number;
+  /** Given up by `abort`: its failure was reported then. */
+  aborted: boolean;
+}
+
 export class WriteBatch {
   private readonly root: RootDatabase;
   private readonly dir: string;
@@ -38,7 +50,7 @@ export class WriteBatch {
   private readonly idleMs: number;
   private readonly minFreeBytes: number;
   private readonly onFailure: (e: unknown) => void;
-  private current: { end(): void; committed: Promise<unknown>; openedAt: number } | undefined;
+  private current: Batch | undefined;
   private lastWriteAt = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -64,7 +76,11 @@ export class WriteBatch {
     if (this.current !== undefined) return true;
     if (this.maxMs <= 0 || !this.hasRoom()) return false;
     let end!: () => void;
-    const ended = new Promise<void>((resolve) => (end = resolve));
+    let fail!: (e: unknown) => void;
+    const ended = new Promise<void>((resolve, reject) => {
+      end = resolve;
+      fail = reject;
+    });
     let open: unknown;
     try {
       // A synchronous transaction whose callback returns a promise stays open until it settles, and
@@ -73,12 +89,13 @@ export class WriteBatch {
     } catch {
       return false; // LMDB could not begin one: commit per group
     }
-    const committed = Promise.resolve(open).then(
-      () => undefined,
-      (e: unknown) => this.onFailure(e),
-    );
     const now = performance.now();
-    this.current = { end, committed, openedAt: now };
+    const batch: Batch = { end, fail, committed: Promise.resolve(), openedAt: now, aborted: false };
+    batch.committed = Promise.resolve(open).then(
+      () => undefined,
+      (e: unknown) => (batch.aborted ? undefined : this.onFailure(e)),
+    );
+    this.current = batch;
     this.lastWriteAt = now;
     this.arm(this.idleMs);
     return true;
@@ -91,13 +108,32 @@ export class WriteBatch {
 
   /** Commits the open batch, if any; resolves once it is committed (or failed). */
   async end(): Promise<void> {
-    const b = this.current;
+    const b = this.take();
     if (b === undefined) return;
+    b.end();
+    await b.committed;
+  }
+
+  /**
+   * Gives up the open batch: LMDB aborts its transaction (nothing of it reaches the data file), and
+   * the failure is reported now, so that no write joins it meanwhile.
+   */
+  abort(e: unknown): void {
+    const b = this.take();
+    if (b === undefined) return;
+    b.aborted = true;
+    // lmdb-js aborts a transaction whose callback's promise rejects (a microtask from now).
+    b.fail(e);
+    this.onFailure(e);
+  }
+
+  /** The open batch, no longer open to writes (its timer stopped). */
+  private take(): Batch | undefined {
+    const b = this.current;
     this.current = undefined;
     clearTimeout(this.timer);
     this.timer = undefined;
-    b.end();
-    await b.committed;
+    return b;
   }
 
   private arm(ms: number): void {

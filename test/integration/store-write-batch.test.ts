@@ -1,7 +1,8 @@
 import { closeSync, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { metaTxnId, readCheckpoint, restoreCheckpoint } from '../../node-core/store/checkpoint.ts';
+import { StoreFailedError } from '../../node-core/store/errors.ts';
 import { Store } from '../../node-core/store/store.ts';
 import type { WriteBatchOptions } from '../../node-core/store/write-batch.ts';
 import { tempDir, waitFor } from '../helpers/node.ts';
@@ -67,6 +68,63 @@ describe('journaled store write batches', () => {
     // One commit for the fifty writes.
     expect(fileTxnId(dataFile())).toBe(committedBefore + 1n);
     expect(s.meta.get('k0')).toBe('0');
+  });
+
+  it('groupTransaction writes straight into the open batch; one that throws gives up the batch, reported once', async () => {
+    const failures: unknown[] = [];
+    const s = (store = Store.open({
+      path,
+      journaled: true,
+      checkpointMs: 60_000,
+      batch: { maxMs: 60_000, idleMs: 60_000 },
+      onFailure: (e) => failures.push(e),
+    }));
+    await s.childTransaction(() => s.meta.putSync('before', '1'));
+    const committedBefore = fileTxnId(dataFile());
+    expect(s.openBatch()).toBe(true);
+    const child = vi.spyOn(s.root, 'childTransaction');
+    await s.groupTransaction(() => s.meta.putSync('direct', '1'));
+    expect(child).not.toHaveBeenCalled();
+    child.mockRestore();
+    expect(s.meta.get('direct')).toBe('1');
+
+    const defect = () => {
+      s.meta.putSync('half', 'x');
+      throw new Error('a defect');
+    };
+    await expect(s.groupTransaction(defect)).rejects.toThrow('a defect');
+    expect(s.batchOpen).toBe(false);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toBeInstanceOf(StoreFailedError);
+    expect((failures[0] as Error).message).toMatch(/could not commit \(a defect\)/);
+    // Nothing of the batch reached LMDB, not even what was written before the defect.
+    await new Promise((r) => setImmediate(r)); // lmdb-js aborts it a microtask later
+    expect(s.meta.get('direct')).toBeUndefined();
+    expect(s.meta.get('half')).toBeUndefined();
+    expect(s.meta.get('before')).toBe('1');
+    expect(fileTxnId(dataFile())).toBe(committedBefore);
+    // Every later write is refused, whichever kind; the failure is not reported again.
+    await expect(s.childTransaction(() => s.meta.putSync('after', '1'))).rejects.toBeInstanceOf(
+      StoreFailedError,
+    );
+    await expect(s.groupTransaction(() => s.meta.putSync('after', '1'))).rejects.toBeInstanceOf(
+      StoreFailedError,
+    );
+    expect(s.openBatch()).toBe(false);
+    expect(failures).toHaveLength(1);
+  });
+
+  it('groupTransaction without an open batch is a transaction of its own: one that throws leaves nothing, and the store goes on', async () => {
+    const s = open({ maxMs: 0 });
+    await expect(
+      s.groupTransaction(() => {
+        s.meta.putSync('x', '1');
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    expect(s.meta.get('x')).toBeUndefined();
+    await s.groupTransaction(() => s.meta.putSync('y', '1'));
+    expect(s.meta.get('y')).toBe('1');
   });
 
   it('commits once idle for idleMs, and at maxMs however busy', async () => {
