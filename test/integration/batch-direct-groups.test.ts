@@ -16,20 +16,45 @@ describe('plain block groups in an open write batch', () => {
     t = undefined;
   });
 
-  // A batch that ends only when something waits for a checkpoint.
-  const writeBatch = { minFreeBytes: 0, maxMs: 3_600_000, idleMs: 3_600_000 };
+  // A batch that ends only when something waits for a checkpoint; no certificate of the node's own
+  // (its store write, at a time of its own, would wait for one).
+  const opts = {
+    writeBatch: { minFreeBytes: 0, maxMs: 3_600_000, idleMs: 3_600_000 },
+    ownCertificate: false,
+  } as const;
 
   it('are applied without a child transaction; a refused block in one changes nothing', async () => {
-    t = await startTestNode({ writeBatch });
+    t = await startTestNode(opts);
+    const store = t.node.store;
     const kit = await kitOf(t);
     const a = new Account(kit);
     await a.claim(100n);
-    await t.node.store.durable();
-    const child = vi.spyOn(t.node.store.root, 'childTransaction');
+    await store.durable();
+    // Where each block's hash entry was written: inside an LMDB child transaction or not, with a
+    // batch open or not.
+    let inChild = 0;
+    const realChild = store.root.childTransaction.bind(store.root) as <T>(fn: () => T) => Promise<T>;
+    const child = vi.spyOn(store.root, 'childTransaction').mockImplementation(<T>(fn: () => T) =>
+      realChild(() => {
+        inChild += 1;
+        try {
+          return fn();
+        } finally {
+          inChild -= 1;
+        }
+      }),
+    );
+    const writes: { inChild: boolean; batchOpen: boolean }[] = [];
+    const hashes = store.hashes;
+    const put = hashes.putSync.bind(hashes);
+    const hashPut = vi.spyOn(hashes, 'putSync').mockImplementation((k, v) => {
+      writes.push({ inChild: inChild > 0, batchOpen: store.batchOpen });
+      return put(k, v);
+    });
     try {
       for (let i = 0; i < 5; i++) await a.claim(1n);
-      expect(t.node.store.batchOpen).toBe(true);
-      expect(child).not.toHaveBeenCalled();
+      expect(writes).toHaveLength(5);
+      expect(writes).toEqual(Array(5).fill({ inChild: false, batchOpen: true }));
       // A block whose balance is wrong is refused by its checks, before any write.
       const refused = await submit(kit, a.claimBlock(1n, a.bal('XE') + 8n));
       expect(refused.status).toBe(400);
@@ -39,13 +64,15 @@ describe('plain block groups in an open write batch', () => {
       expect(balance.body).toEqual({ XE: '105' });
       await a.claim(1n); // the batch goes on
       expect((await http(kit.url, 'GET', `/accounts/${a.address}/balance`)).body).toEqual({ XE: '106' });
+      expect(writes).toHaveLength(6);
     } finally {
+      hashPut.mockRestore();
       child.mockRestore();
     }
   }, 60_000);
 
   it('a defect after a group’s first write gives up the batch; a restart replays every acknowledged block', async () => {
-    t = await startTestNode({ writeBatch });
+    t = await startTestNode(opts);
     const kit = await kitOf(t);
     const accounts = [0, 1].map(() => new Account(kit));
     const acknowledged: Block[] = [];
