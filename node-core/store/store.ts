@@ -406,10 +406,10 @@ export class Store {
    * As childTransaction, but in an open write batch `fn` runs straight in the batch's transaction,
    * without a child transaction of its own. Why: LMDB copies into a child every page it touches
    * that the batch already holds, and a group of blocks touches many (measured at ingest: 73-142 µs
-   * a group). The price: a child's writes can be undone alone, these
-   * cannot, so anything `fn` throws gives up the whole batch as a failed commit would
-   * (StoreFailedError; the ledger's journal holds every group answered in it). Only for writers
-   * that refuse before their first write and whose writes cannot fail for want of space.
+   * a group). The price: a child's writes can be undone alone, these cannot, so anything `fn`
+   * throws gives up the whole batch as a failed commit would (StoreFailedError; the ledger's
+   * journal holds every group answered in it). Only for writers that refuse before their first
+   * write and whose writes cannot fail for want of space (LMDB writes the disk at commit).
    */
   async groupTransaction<T>(fn: () => T): Promise<T> {
     if (this.failure !== undefined) throw this.failure;
