@@ -22,9 +22,16 @@ export async function waitForStartupWork(url: string, timeoutMs = 120_000): Prom
   return (performance.now() - started) / 1000;
 }
 
-/** CPU seconds (user + system) of each thread of a process: thread id -> {name, seconds}. */
-export function threadCpu(pid: number): Map<string, { name: string; seconds: number }> {
-  const out = new Map<string, { name: string; seconds: number }>();
+/** A thread's CPU so far and when it started (clock ticks since boot). */
+export interface ThreadCpu {
+  name: string;
+  seconds: number;
+  startTicks: number;
+}
+
+/** CPU seconds (user + system) of each thread of a process: thread id -> {name, seconds, start}. */
+export function threadCpu(pid: number): Map<string, ThreadCpu> {
+  const out = new Map<string, ThreadCpu>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let stat: string;
     try {
@@ -33,9 +40,14 @@ export function threadCpu(pid: number): Map<string, { name: string; seconds: num
       continue; // the thread ended meanwhile
     }
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    // Fields after the command name (which may contain spaces): utime and stime are fields 14 and 15.
+    // Fields after the command name (which may contain spaces): utime and stime are fields 14 and
+    // 15, starttime field 22.
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(tid, { name, seconds: (Number(f[11]) + Number(f[12])) / 100 }); // USER_HZ is 100 on Linux
+    out.set(tid, {
+      name,
+      seconds: (Number(f[11]) + Number(f[12])) / 100, // USER_HZ is 100 on Linux
+      startTicks: Number(f[19]),
+    });
   }
   return out;
 }
@@ -77,22 +89,39 @@ export interface CpuSplit {
   pool: number;
   /** Every other thread: signature-verification workers and V8's GC and compiler helpers. */
   other: number;
+  /** Of `other`: threads started with the process, V8's platform (GC and compiler helpers). */
+  v8: number;
+  /** Of `other`: threads started later, the worker threads (signature verification). */
+  workers: number;
   total: number;
 }
+
+/**
+ * A thread started this many ticks (10 ms each) after the main one or later is a worker thread.
+ * V8's platform threads start with the process; the node's first worker starts after its modules
+ * have loaded, 0.2 s or more later. Every thread but main, the pool and the workers is named "node"
+ * alike, so the start time is what tells them apart.
+ */
+const WORKER_START_TICKS = 5;
 
 /** CPU µs per block by kind of thread between two `threadCpu` readings. */
 export function cpuSplit(
   pid: number,
-  before: ReturnType<typeof threadCpu>,
-  after: ReturnType<typeof threadCpu>,
+  before: Map<string, ThreadCpu>,
+  after: Map<string, ThreadCpu>,
   blocks: number,
 ): CpuSplit {
-  const s = { main: 0, pool: 0, other: 0, total: 0 };
+  const s = { main: 0, pool: 0, other: 0, v8: 0, workers: 0, total: 0 };
+  const mainStart = after.get(String(pid))?.startTicks ?? 0;
   for (const [tid, t] of after) {
     const us = ((t.seconds - (before.get(tid)?.seconds ?? 0)) / blocks) * 1e6;
     if (tid === String(pid)) s.main += us;
     else if (t.name.startsWith('libuv-worker')) s.pool += us;
-    else s.other += us;
+    else {
+      s.other += us;
+      if (t.startTicks - mainStart >= WORKER_START_TICKS) s.workers += us;
+      else s.v8 += us;
+    }
     s.total += us;
   }
   return s;

@@ -45,9 +45,12 @@ function profEnv(name: string): NodeJS.ProcessEnv | undefined {
   return { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${opts}`.trim() };
 }
 
-/** CPU µs per block: all threads, then the main thread, LMDB's pool, the rest (verify workers, V8). */
+/** CPU µs per block: all threads, then the main thread, LMDB's pool, the verify workers, V8's helpers. */
 function fmtSplit(c: CpuSplit): string {
-  return `${c.total.toFixed(0)} µs (main ${c.main.toFixed(0)}, pool ${c.pool.toFixed(0)}, other ${c.other.toFixed(0)})`;
+  return (
+    `${c.total.toFixed(0)} µs (main ${c.main.toFixed(0)}, pool ${c.pool.toFixed(0)},` +
+    ` workers ${c.workers.toFixed(0)}, V8 ${c.v8.toFixed(0)})`
+  );
 }
 
 /** CPU µs per block by thread name (V8's helpers, verify workers, libuv's pool), busiest first. */

@@ -320,7 +320,8 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
       (u) => u.toFixed(0),
     )}` +
       ` (target 250; all threads: main ${split.main.toFixed(0)},` +
-      ` libuv pool (LMDB commits) ${split.pool.toFixed(0)}, verify workers and V8 helpers ${split.other.toFixed(0)};` +
+      ` libuv pool (LMDB commits) ${split.pool.toFixed(0)}, verify workers ${split.workers.toFixed(0)},` +
+      ` V8 helpers (GC, compiler) ${split.v8.toFixed(0)};` +
       ` verify alone ≈ ${(1e6 / nodeVerify.perSecond).toFixed(0)} µs with the node's verifier), client ${clientUs.toFixed(0)} µs;` +
       ` ${cores} cores → CPU ceiling ${fmtRate((cores * 1e6) / (serverUs + clientUs))} blocks` +
       ` (${ratio((cores * 1e6) / (serverUs + clientUs), passVerify)})`,
@@ -405,6 +406,8 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     ingest_node_main_thread_us_per_block: split.main,
     ingest_node_pool_us_per_block: split.pool,
     ingest_node_other_threads_us_per_block: split.other,
+    ingest_node_verify_workers_us_per_block: split.workers,
+    ingest_node_v8_helpers_us_per_block: split.v8,
     ingest_client_cpu_us_per_block: clientUs,
     ingest_other_processes_cores: off.othersCores,
     ...(off.diskKb === undefined ? {} : { ingest_disk_kb_per_block: off.diskKb }),

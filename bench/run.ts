@@ -2,8 +2,8 @@
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
  * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing, vm-access, chat, sync; certificate,
- * which takes minutes, soak (a 10-minute ingest, memory sampled) and startup (start-up and memory alone,
- * also part of node) run only when named)
+ * which takes minutes, soak (a 10-minute ingest, memory sampled), startup (start-up and memory alone,
+ * also part of node) and ab (two nodes' CPU per block compared phase by phase: ab.ts) run only when named)
  */
 import { availableParallelism, cpus } from 'node:os';
 
@@ -23,9 +23,10 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   sync: () => import('./sync.ts'),
   startup: () => import('./startup.ts'),
   soak: () => import('./soak.ts'),
+  ab: () => import('./ab.ts'),
 };
 /** Suites left out of a run that names none. */
-const onlyWhenNamed = new Set(['certificate', 'startup', 'soak']);
+const onlyWhenNamed = new Set(['certificate', 'startup', 'soak', 'ab']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length > 0 ? wanted : Object.keys(suites).filter((n) => !onlyWhenNamed.has(n));

@@ -31,11 +31,12 @@ const BIN_ENV = Object.fromEntries(
 
 export function spawnNode(
   args: string[],
-  opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; bin?: string } = {},
+  opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; bin?: string; flags?: string[] } = {},
 ): Promise<SpawnedNode> {
   const started = performance.now();
-  // `bin`: another checkout's command (bench startup's same-run comparison with an older version).
-  const proc = spawn(process.execPath, [...BIN_FLAGS, opts.bin ?? BIN, ...args], {
+  // `bin`: another checkout's command (bench startup's same-run comparison with an older version);
+  // `flags`: V8 flags of this node instead of the shebang's (an A/B of a flag between two nodes).
+  const proc = spawn(process.execPath, [...(opts.flags ?? BIN_FLAGS), opts.bin ?? BIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...BIN_ENV, ...(opts.env ?? process.env) },
   });

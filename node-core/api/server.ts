@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { fastifyPackage, STATUS_CODES } from '../cjs-packages.ts';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseJson, RawJson, stringifyJson } from '../protocol/json.ts';
+import { parseJson, stringifyJson } from '../protocol/json.ts';
 import type { JsonValue } from '../protocol/json.ts';
 import { ConnectionCaps, resolveConnectionLimits, serverTimeouts } from './connection-limits.ts';
 import type { ConnectionLimitOptions } from './connection-limits.ts';
@@ -161,30 +161,16 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * A request body as lossless JSON; any unreadable body is the one "invalid request body" error.
  * Numbers the node cannot write back exactly (1e400 is Infinity; 1e21 is an integer beyond 2^53 that
- * is not a bigint) are refused here: accepted, they would make any later response that echoes or
- * stores them fail to serialize, turning bad input into a 500.
+ * is not a bigint) are refused too (the parser's `exactNumbers`): accepted, they would make any
+ * later response that echoes or stores them fail to serialize, turning bad input into a 500.
  */
 function parseBody(raw: Buffer): { text: string; value: JsonValue } {
-  let text: string;
-  let value: JsonValue;
   try {
-    text = utf8.decode(raw);
-    value = parseJson(text);
+    const text = utf8.decode(raw);
+    return { text, value: parseJson(text, { exactNumbers: true }) };
   } catch (e) {
     throw ApiError.invalidBody(e);
   }
-  if (!representable(value)) throw ApiError.invalidBody();
-  return { text, value };
-}
-
-function representable(v: JsonValue): boolean {
-  if (typeof v === 'number') return Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v));
-  if (typeof v !== 'object' || v === null) return true;
-  if (Array.isArray(v)) return v.every(representable);
-  if (v instanceof RawJson) return representable(v.value);
-  // A loop over the keys, not Object.values: every request body comes through here.
-  for (const k in v) if (!representable(v[k]!)) return false;
-  return true;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type Block, encodeCanonical, ZERO_HASH } from '../protocol/block.ts';
 import { type HashedBlock, hashBlockNode } from '../fastpath/block-hash.ts';
-import { bytesToHex, hexToBytes } from '../protocol/hex.ts';
+import { bytesEqualHex, hexToBytes } from '../protocol/hex.ts';
 import { addressFromPublicKey, type Keyset, type Verifier } from '../protocol/keys.ts';
 import { ASSETS } from '../protocol/units.ts';
 import type { StateChain } from '../statechain/statechain.ts';
@@ -507,7 +507,7 @@ export class Ledger extends LedgerReads {
     if (block.type === 'genesis') throw new LedgerError('genesis', 'genesis blocks cannot be submitted');
     const hashed = hashBlockNode(block, this.sc.networkId);
     const hashBytes = hashed.hash;
-    if (bytesToHex(hashBytes) !== block.hash) throw new LedgerError('hash_mismatch', 'hash mismatch');
+    if (!bytesEqualHex(hashBytes, block.hash)) throw new LedgerError('hash_mismatch', 'hash mismatch');
 
     const opening = block.previous === ZERO_HASH;
     if (block.signatures) {

@@ -17,6 +17,7 @@ export type ProtocolErrorCode =
   | 'ERR_LENGTH' // binary input of the wrong size
   | 'ERR_DUPLICATE' // the same item twice where items must be distinct (a vote batch's votes)
   | 'ERR_JSON' // text is not valid JSON
+  | 'ERR_JSON_NUMBER' // a JSON number that cannot be written back exactly (Infinity, a whole number beyond 2^53 not written as an integer)
   | 'ERR_NETWORK_ID'; // empty network id where one is required
 
 export class ProtocolError extends Error {

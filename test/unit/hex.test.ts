@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertHex, bytesToHex, hexToBytes, writeHex } from '../../node-core/protocol/hex.ts';
+import { assertHex, bytesToHex, hexToBytes, utf8, writeHex } from '../../node-core/protocol/hex.ts';
 import { ProtocolError } from '../../node-core/protocol/errors.ts';
 
 /** The hex codec's three entry points agree: same bytes, same typed errors naming the field. */
@@ -51,5 +52,38 @@ describe('hex', () => {
     }
     // A long input does not disturb the next short one (the scratch is reused).
     expect(bytesToHex(Uint8Array.of(0xab, 0x01))).toBe('ab01');
+  });
+});
+
+/** utf8 copies short ASCII itself and hands the rest to TextEncoder: the same bytes either way. */
+describe('utf8', () => {
+  const encoder = new TextEncoder();
+  it('matches TextEncoder at the edges of its own copy', () => {
+    const cases = [
+      '',
+      'XE',
+      'XUSD',
+      'a'.repeat(128),
+      'a'.repeat(129),
+      'a'.repeat(127) + 'é',
+      'é' + 'a'.repeat(127),
+      '\u007f\u0000',
+      '\u0080',
+      'x\ud800y',
+      '😀',
+      'memo: café',
+    ];
+    for (const s of cases) expect(utf8(s), JSON.stringify(s)).toEqual(encoder.encode(s));
+  });
+  it('matches TextEncoder on random text', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 140 })),
+        (s) => {
+          expect(utf8(s)).toEqual(encoder.encode(s));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -97,6 +97,102 @@ describe('lossless JSON', () => {
     expect(Object.keys(v)).toEqual(['__proto__']);
   });
 
+  it('inherits nothing: names of Object.prototype are absent unless sent, and plain data when sent', () => {
+    const empty = parseJson('{}') as Record<string, unknown>;
+    for (const k of ['toString', 'constructor', 'hasOwnProperty', 'valueOf', '__proto__'])
+      expect(k in empty, k).toBe(false);
+    const v = parseJson('{"constructor":2,"toString":"x","hasOwnProperty":null}') as Record<string, unknown>;
+    expect(v.constructor).toBe(2);
+    expect(v.toString).toBe('x');
+    expect(v.hasOwnProperty).toBeNull();
+    expect(Object.keys(v)).toEqual(['constructor', 'toString', 'hasOwnProperty']);
+    // A copy keeps them as data too (the block routes spread a body before decoding it).
+    expect({ ...v }).toEqual({ constructor: 2, toString: 'x', hasOwnProperty: null });
+  });
+
+  describe('exactNumbers', () => {
+    /**
+     * What the option must refuse, as the API server checked it by a walk over the parsed body
+     * before: a number beyond a double's range, or a whole number beyond 2^53 that is not a bigint
+     * (a RawJson's value included: `1e21` is one).
+     */
+    const representable = (v: unknown): boolean => {
+      if (typeof v === 'number')
+        return Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v));
+      if (v instanceof RawJson) return representable(v.value);
+      if (typeof v !== 'object' || v === null) return true;
+      return Object.values(v).every(representable);
+    };
+    const exact = (text: string) => parseJson(text, { exactNumbers: true });
+
+    it('refuses a number that cannot be written back, wherever it is', () => {
+      for (const text of [
+        '1e400',
+        '-1e400',
+        '1e21',
+        '[-1e21]',
+        '{"a":{"b":[0,1e400]}}',
+        '1E+309',
+        '9.9e15',
+      ]) {
+        expect(() => exact(text), text).toThrow(ProtocolError);
+        expect(representable(parseJson(text)), text).toBe(false);
+      }
+      expect(() => exact('{"a":1e400}')).toThrow(/cannot be written back exactly at position 5/);
+    });
+
+    it('accepts every number that can, with the same value as without the option', () => {
+      const texts = [
+        '0',
+        '-0',
+        '1.0',
+        '1e2',
+        '2e0',
+        '0.5',
+        '-1.5',
+        '1e-400',
+        '1.5e-7',
+        '9007199254740991',
+        '9007199254740992',
+        '-12345678901234567890',
+        '18446744073709551615',
+        '9e15',
+        '{"a":[1,2.5,-3]}',
+      ];
+      for (const text of texts) {
+        expect(stringifyJson(exact(text)), text).toBe(stringifyJson(parseJson(text)));
+        expect(representable(parseJson(text)), text).toBe(true);
+      }
+    });
+
+    it('refuses exactly what a walk over the parsed value refuses (random numbers)', () => {
+      const digits = fc.stringMatching(/^(0|[1-9][0-9]{0,24})$/);
+      const number = fc
+        .tuple(
+          fc.boolean(),
+          digits,
+          fc.option(fc.stringMatching(/^[0-9]{1,6}$/)),
+          fc.option(fc.integer({ min: -420, max: 420 })),
+        )
+        .map(
+          ([neg, int, frac, exp]) =>
+            `${neg ? '-' : ''}${int}${frac === null ? '' : `.${frac}`}${exp === null ? '' : `e${exp}`}`,
+        );
+      fc.assert(
+        fc.property(number, (text) => {
+          let refused = false;
+          try {
+            exact(`[${text}]`);
+          } catch {
+            refused = true;
+          }
+          expect(refused).toBe(!representable(parseJson(`[${text}]`)));
+        }),
+        { numRuns: 2000 },
+      );
+    });
+  });
+
   it('captures exact raw text of chosen values', () => {
     const text = '{"ops":[{"value": {\n  "b": 1,  "a": [2]\n}}]}';
     const v = parseJson(text, { raw: (p) => p.join('.') === 'ops.0.value' }) as { ops: { value: RawJson }[] };

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { driveIngest } from './ingest-client.ts';
+import { cpuSplit, type CpuSplit, threadCpu, waitForStartupWork } from './ingest-run.ts';
+import { nowNs } from './measure.ts';
+import { buildChain, fastKey } from './node.ts';
+import { spawnNode, type SpawnedNode } from './spawn-node.ts';
+
+/**
+ * `npm run bench -- ab`: the node's CPU per block at ingest, two nodes compared phase by phase.
+ *
+ * This machine's speed drifts by 20-40 % within minutes (the same code gave 253 and 356 µs a block
+ * in two runs an hour apart), so two runs of `-- node` cannot show a change of a few percent. Here
+ * two nodes run side by side, idle in turn: each round sends a short ingest phase (16 clients,
+ * 8,000 fresh blocks) to one, then to the other, the order swapped every round, so the drift falls
+ * on both alike. It prints each round's CPU per block, the B − A difference of every round, and
+ * the medians.
+ *
+ * - `BENCH_AB_BIN`: node B's command (`bin/ledger-node.js` of another checkout, with its own
+ *   `node_modules`); A is always this checkout's. Unset, B is this checkout too: an A/A run, which
+ *   shows what the harness alone gives (one here: per-round differences from −9 to +46 µs, median
+ *   +10; a difference of that size is noise).
+ * - `BENCH_AB_FLAGS_A`, `BENCH_AB_FLAGS_B`: V8 flags of each node instead of the command's own.
+ * - `BENCH_AB_ROUNDS` (default 10).
+ */
+
+const DIFFICULTY = 0xf000000000000000n;
+const CLIENTS = 16;
+const ACCOUNTS_PER_CLIENT = 10;
+const PER_ACCOUNT = 50;
+const WARMUP_PHASES = 2;
+const ROUNDS = Math.max(2, Number(process.env.BENCH_AB_ROUNDS ?? 10));
+
+interface Phase {
+  cpu: CpuSplit;
+  rate: number;
+}
+
+function phaseStreams(networkId: string): string[][] {
+  const t0 = nowNs();
+  return Array.from({ length: CLIENTS }, () =>
+    Array.from({ length: ACCOUNTS_PER_CLIENT }, () =>
+      buildChain(fastKey(), PER_ACCOUNT, networkId, t0, DIFFICULTY),
+    ).flat(),
+  );
+}
+
+const flags = (v: string | undefined) => v?.split(' ').filter(Boolean);
+
+async function phase(node: SpawnedNode, streams: string[][]): Promise<Phase> {
+  const blocks = streams.reduce((n, s) => n + s.length, 0);
+  const pid = node.proc.pid!;
+  const before = threadCpu(pid);
+  const run = await driveIngest(node.url, streams);
+  if (run.failed) throw new Error(`ingest: ${run.failed} failed, first: ${run.firstError}`);
+  return { cpu: cpuSplit(pid, before, threadCpu(pid), blocks), rate: run.rate };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export default async function benchAb(log: (line: string) => void): Promise<Record<string, number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-ab-'));
+  const args = (name: string) => [
+    '--data-dir',
+    join(dir, name),
+    '--api-port',
+    '0',
+    '--rate-limit',
+    'off',
+    '--pow-difficulty',
+    DIFFICULTY.toString(16),
+    '--log-level',
+    'warn',
+    '--no-p2p',
+  ];
+  const bin = process.env.BENCH_AB_BIN;
+  log(
+    `A: this checkout${process.env.BENCH_AB_FLAGS_A ? ` with ${process.env.BENCH_AB_FLAGS_A}` : ''};` +
+      ` B: ${bin ?? 'this checkout (an A/A run)'}${process.env.BENCH_AB_FLAGS_B ? ` with ${process.env.BENCH_AB_FLAGS_B}` : ''}`,
+  );
+  const nodes: SpawnedNode[] = [];
+  try {
+    nodes.push(await spawnNode(args('a'), { flags: flags(process.env.BENCH_AB_FLAGS_A) }));
+    nodes.push(await spawnNode(args('b'), { bin, flags: flags(process.env.BENCH_AB_FLAGS_B) }));
+    const ids = await Promise.all(
+      nodes.map(
+        async (n) => ((await (await fetch(`${n.url}/node`)).json()) as { network_id: string }).network_id,
+      ),
+    );
+    await Promise.all(nodes.map((n) => waitForStartupWork(n.url)));
+    // Each phase's blocks are built before any is timed (building them takes the client's CPU).
+    const work = ids.map((id) => Array.from({ length: WARMUP_PHASES + ROUNDS }, () => phaseStreams(id)));
+    for (let w = 0; w < WARMUP_PHASES; w++) for (let i = 0; i < 2; i++) await phase(nodes[i]!, work[i]![w]!);
+    const phases: Phase[][] = [[], []];
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const i of r % 2 === 0 ? [0, 1] : [1, 0])
+        phases[i]!.push(await phase(nodes[i]!, work[i]![WARMUP_PHASES + r]!));
+      const [a, b] = [phases[0]![r]!, phases[1]![r]!];
+      log(
+        `round ${r + 1}: A ${a.cpu.total.toFixed(0)} µs a block (main ${a.cpu.main.toFixed(0)}), ${(a.rate / 1000).toFixed(2)} k/s;` +
+          ` B ${b.cpu.total.toFixed(0)} µs (main ${b.cpu.main.toFixed(0)}), ${(b.rate / 1000).toFixed(2)} k/s`,
+      );
+    }
+    const diff = (f: (p: Phase) => number) => phases[0]!.map((a, r) => f(phases[1]![r]!) - f(a));
+    const total = diff((p) => p.cpu.total);
+    log(
+      `B − A, node CPU a block, each round (sorted): ${[...total]
+        .sort((x, y) => x - y)
+        .map((d) => d.toFixed(0))
+        .join(', ')} µs;` + ` B cheaper in ${total.filter((d) => d < 0).length} of ${ROUNDS}`,
+    );
+    const parts: [string, (p: Phase) => number][] = [
+      ['all threads', (p) => p.cpu.total],
+      ['main', (p) => p.cpu.main],
+      ['verify workers', (p) => p.cpu.workers],
+      ['V8 helpers', (p) => p.cpu.v8],
+      ['libuv pool', (p) => p.cpu.pool],
+    ];
+    for (const [name, f] of parts)
+      log(
+        `median µs a block, ${name}: A ${median(phases[0]!.map(f)).toFixed(1)}, B ${median(phases[1]!.map(f)).toFixed(1)};` +
+          ` median B − A ${median(diff(f)).toFixed(1)}`,
+      );
+    return {
+      a_cpu_us_per_block: median(phases[0]!.map((p) => p.cpu.total)),
+      b_cpu_us_per_block: median(phases[1]!.map((p) => p.cpu.total)),
+      median_b_minus_a_us: median(total),
+      b_cheaper_rounds: total.filter((d) => d < 0).length,
+      rounds: ROUNDS,
+    };
+  } finally {
+    await Promise.all(nodes.map((n) => n.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
