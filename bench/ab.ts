@@ -19,8 +19,8 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
  *
  * - `BENCH_AB_BIN`: node B's command (`bin/ledger-node.js` of another checkout, with its own
  *   `node_modules`); A is always this checkout's. Unset, B is this checkout too: an A/A run, which
- *   shows what the harness alone gives (one here: per-round differences from −9 to +46 µs, median
- *   +10; a difference of that size is noise).
+ *   shows what the harness alone gives. Two here: medians of B − A +10 and −1 µs, single rounds
+ *   from −70 to +46 µs. So one round says nothing, and a median within about 10 µs is noise.
  * - `BENCH_AB_FLAGS_A`, `BENCH_AB_FLAGS_B`: V8 flags of each node instead of the command's own.
  * - `BENCH_AB_ROUNDS` (default 10).
  */
