@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { driveIngest } from './ingest-client.ts';
 import { cpuSplit, type CpuSplit, threadCpu, waitForStartupWork } from './ingest-run.ts';
-import { nowNs } from './measure.ts';
-import { buildChain, fastKey } from './node.ts';
+import { median } from './measure.ts';
+import { ingestArgs, ingestStreams, nodeInfo } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
@@ -23,27 +23,20 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
  *   from −70 to +46 µs. So one round says nothing, and a median within about 10 µs is noise.
  * - `BENCH_AB_FLAGS_A`, `BENCH_AB_FLAGS_B`: V8 flags of each node instead of the command's own.
  * - `BENCH_AB_ROUNDS` (default 10).
+ *
+ * Both nodes start as the ingest bench starts its node (`ingestArgs`, BENCH_NODE_ARGS included), and
+ * each phase's blocks are the ingest bench's kind (`ingestStreams`), 10 accounts a client.
  */
 
-const DIFFICULTY = 0xf000000000000000n;
 const CLIENTS = 16;
+/** Accounts of 50 blocks per client in a phase: 8,000 blocks. */
 const ACCOUNTS_PER_CLIENT = 10;
-const PER_ACCOUNT = 50;
 const WARMUP_PHASES = 2;
 const ROUNDS = Math.max(2, Number(process.env.BENCH_AB_ROUNDS ?? 10));
 
 interface Phase {
   cpu: CpuSplit;
   rate: number;
-}
-
-function phaseStreams(networkId: string): string[][] {
-  const t0 = nowNs();
-  return Array.from({ length: CLIENTS }, () =>
-    Array.from({ length: ACCOUNTS_PER_CLIENT }, () =>
-      buildChain(fastKey(), PER_ACCOUNT, networkId, t0, DIFFICULTY),
-    ).flat(),
-  );
 }
 
 const flags = (v: string | undefined) => v?.split(' ').filter(Boolean);
@@ -57,23 +50,8 @@ async function phase(node: SpawnedNode, streams: string[][]): Promise<Phase> {
   return { cpu: cpuSplit(pid, before, threadCpu(pid), blocks), rate: run.rate };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 export default async function benchAb(log: (line: string) => void): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-ab-'));
-  const args = (name: string) => [
-    '--data-dir',
-    join(dir, name),
-    '--api-port',
-    '0',
-    '--rate-limit',
-    'off',
-    '--pow-difficulty',
-    DIFFICULTY.toString(16),
-    '--log-level',
-    'warn',
-    '--no-p2p',
-  ];
   const bin = process.env.BENCH_AB_BIN;
   log(
     `A: this checkout${process.env.BENCH_AB_FLAGS_A ? ` with ${process.env.BENCH_AB_FLAGS_A}` : ''};` +
@@ -81,16 +59,18 @@ export default async function benchAb(log: (line: string) => void): Promise<Reco
   );
   const nodes: SpawnedNode[] = [];
   try {
-    nodes.push(await spawnNode(args('a'), { flags: flags(process.env.BENCH_AB_FLAGS_A) }));
-    nodes.push(await spawnNode(args('b'), { bin, flags: flags(process.env.BENCH_AB_FLAGS_B) }));
-    const ids = await Promise.all(
-      nodes.map(
-        async (n) => ((await (await fetch(`${n.url}/node`)).json()) as { network_id: string }).network_id,
-      ),
+    nodes.push(
+      await spawnNode(ingestArgs(join(dir, 'a'), false), { flags: flags(process.env.BENCH_AB_FLAGS_A) }),
     );
+    nodes.push(
+      await spawnNode(ingestArgs(join(dir, 'b'), false), { bin, flags: flags(process.env.BENCH_AB_FLAGS_B) }),
+    );
+    const ids = await Promise.all(nodes.map(async (n) => (await nodeInfo(n.url)).network_id));
     await Promise.all(nodes.map((n) => waitForStartupWork(n.url)));
     // Each phase's blocks are built before any is timed (building them takes the client's CPU).
-    const work = ids.map((id) => Array.from({ length: WARMUP_PHASES + ROUNDS }, () => phaseStreams(id)));
+    const work = ids.map((id) =>
+      Array.from({ length: WARMUP_PHASES + ROUNDS }, () => ingestStreams(CLIENTS, id, ACCOUNTS_PER_CLIENT)),
+    );
     for (let w = 0; w < WARMUP_PHASES; w++) for (let i = 0; i < 2; i++) await phase(nodes[i]!, work[i]![w]!);
     const phases: Phase[][] = [[], []];
     for (let r = 0; r < ROUNDS; r++) {

@@ -87,11 +87,9 @@ export interface CpuSplit {
   main: number;
   /** libuv's pool: LMDB's commits and syncs (and file I/O). */
   pool: number;
-  /** Every other thread: signature-verification workers and V8's GC and compiler helpers. */
-  other: number;
-  /** Of `other`: threads started with the process, V8's platform (GC and compiler helpers). */
+  /** Threads started with the process: V8's platform (GC and compiler helpers). */
   v8: number;
-  /** Of `other`: threads started later, the worker threads (signature verification). */
+  /** Threads started later: the worker threads (signature verification). */
   workers: number;
   total: number;
 }
@@ -111,17 +109,14 @@ export function cpuSplit(
   after: Map<string, ThreadCpu>,
   blocks: number,
 ): CpuSplit {
-  const s = { main: 0, pool: 0, other: 0, v8: 0, workers: 0, total: 0 };
+  const s = { main: 0, pool: 0, v8: 0, workers: 0, total: 0 };
   const mainStart = after.get(String(pid))?.startTicks ?? 0;
   for (const [tid, t] of after) {
     const us = ((t.seconds - (before.get(tid)?.seconds ?? 0)) / blocks) * 1e6;
     if (tid === String(pid)) s.main += us;
     else if (t.name.startsWith('libuv-worker')) s.pool += us;
-    else {
-      s.other += us;
-      if (t.startTicks - mainStart >= WORKER_START_TICKS) s.workers += us;
-      else s.v8 += us;
-    }
+    else if (t.startTicks - mainStart >= WORKER_START_TICKS) s.workers += us;
+    else s.v8 += us;
     s.total += us;
   }
   return s;

@@ -36,6 +36,11 @@ export function nowNs(): bigint {
   return BigInt(Date.now()) * 1_000_000n;
 }
 
+/** The middle value (the upper of the two middle ones for an even count). */
+export function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+}
+
 export function ratio(a: number, b: number): string {
   return `${(a / b).toFixed(2)}x`;
 }

@@ -27,7 +27,7 @@ import { benchStartup } from './startup.ts';
  */
 
 /** Proof of work for the ingest run: cheap to pre-solve, but verified by the node like any other. */
-const BENCH_DIFFICULTY = 0xf000000000000000n;
+export const BENCH_DIFFICULTY = 0xf000000000000000n;
 
 export interface Key {
   seed: Uint8Array;
@@ -110,12 +110,12 @@ export function buildChain(
   return out;
 }
 
-async function nodeInfo(url: string): Promise<{ network_id: string }> {
+export async function nodeInfo(url: string): Promise<{ network_id: string }> {
   return (await (await fetch(`${url}/node`)).json()) as { network_id: string };
 }
 
 /** The ingest node's arguments: no peers, the bench's proof of work; `--rate-limit off` unless `limits`. */
-function ingestArgs(dataDir: string, limits: boolean): string[] {
+export function ingestArgs(dataDir: string, limits: boolean): string[] {
   return [
     '--data-dir',
     dataDir,
@@ -168,13 +168,12 @@ const WARMUP = process.env.BENCH_INGEST_WARMUP !== '0';
  */
 const PASSES = Math.max(1, Number(process.env.BENCH_INGEST_PASSES ?? 3));
 
-/** `clients` streams of fresh blocks for `networkId` (20 accounts of 50 blocks each). */
-function ingestStreams(clients: number, networkId: string): string[][] {
-  const ACCOUNTS = 20;
+/** `clients` streams of fresh blocks for `networkId` (`accounts` accounts of 50 blocks each). */
+export function ingestStreams(clients: number, networkId: string, accounts = 20): string[][] {
   const PER_ACCOUNT = 50;
   const t0 = nowNs();
   return Array.from({ length: clients }, () =>
-    Array.from({ length: ACCOUNTS }, () =>
+    Array.from({ length: accounts }, () =>
       buildChain(fastKey(), PER_ACCOUNT, networkId, t0, BENCH_DIFFICULTY),
     ).flat(),
   );
@@ -296,7 +295,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     log(
       `ingest, cold (the node's first ${total} blocks, untimed warm-up): ${fmtRate(cold.rate)} blocks` +
         ` (${ratio(cold.rate, verify.perSecond)}), node CPU ${cold.serverUs.toFixed(0)} µs per block` +
-        ` (main ${cold.split.main.toFixed(0)}, pool ${cold.split.pool.toFixed(0)}, other ${cold.split.other.toFixed(0)})` +
+        ` (main ${cold.split.main.toFixed(0)}, pool ${cold.split.pool.toFixed(0)}, other ${(cold.split.workers + cold.split.v8).toFixed(0)})` +
         `${cold.failed ? `; ${cold.failed} FAILED, first: ${cold.firstError}` : ''}`,
     );
   log(
@@ -405,7 +404,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     ingest_node_cpu_us_per_block: serverUs,
     ingest_node_main_thread_us_per_block: split.main,
     ingest_node_pool_us_per_block: split.pool,
-    ingest_node_other_threads_us_per_block: split.other,
+    ingest_node_other_threads_us_per_block: split.workers + split.v8,
     ingest_node_verify_workers_us_per_block: split.workers,
     ingest_node_v8_helpers_us_per_block: split.v8,
     ingest_client_cpu_us_per_block: clientUs,

@@ -20,11 +20,10 @@ import { bytesToHex, hexToBytes } from '../node-core/protocol/hex.ts';
 import { generateKeyPair, signBytes } from '../node-core/protocol/keys.ts';
 import { signLeaseAccess } from '../node-core/protocol/payloads.ts';
 import { leaseFields, run, sshArgs, viaTunnel, writeKeyFile } from '../test/helpers/vm-lease.ts';
-import { nowNs } from './measure.ts';
+import { median, nowNs } from './measure.ts';
 
 const XE = 1_000_000n;
 const COPY_BYTES = 64 * 1024 * 1024;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function until<T>(
   fn: () => Promise<T | undefined> | T | undefined,

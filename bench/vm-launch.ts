@@ -15,9 +15,9 @@ import type { VmDriver } from '../node-core/vm/driver.ts';
 import { QemuDriver } from '../node-core/vm/qemu-driver.ts';
 import { SandboxDriver } from '../node-core/vm/sandbox-driver.ts';
 import { ensureVmImage } from '../node-core/vm/vm-image.ts';
+import { median } from './measure.ts';
 
 const RUNS = 5;
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function sshTrue(port: number, keyFile: string): boolean {
   const r = spawnSync(
