@@ -22,6 +22,8 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
  *   shows what the harness alone gives. Two here: medians of B − A +10 and −1 µs, single rounds
  *   from −70 to +46 µs. So one round says nothing, and a median within about 10 µs is noise.
  * - `BENCH_AB_FLAGS_A`, `BENCH_AB_FLAGS_B`: V8 flags of each node instead of the command's own.
+ * - `BENCH_AB_ARGS_A`, `BENCH_AB_ARGS_B`: command-line options added to each node's own (for
+ *   instance `--verify-threads 0`).
  * - `BENCH_AB_ROUNDS` (default 10).
  *
  * Both nodes start as the ingest bench starts its node (`ingestArgs`, BENCH_NODE_ARGS included), and
@@ -40,6 +42,12 @@ interface Phase {
 }
 
 const flags = (v: string | undefined) => v?.split(' ').filter(Boolean);
+/** What a node runs with beyond this checkout's defaults, for the first line. */
+const withOf = (n: 'A' | 'B') =>
+  [process.env[`BENCH_AB_FLAGS_${n}`], process.env[`BENCH_AB_ARGS_${n}`]]
+    .filter(Boolean)
+    .map((v) => ` with ${v}`)
+    .join('');
 
 async function phase(node: SpawnedNode, streams: string[][]): Promise<Phase> {
   const blocks = streams.reduce((n, s) => n + s.length, 0);
@@ -54,16 +62,21 @@ export default async function benchAb(log: (line: string) => void): Promise<Reco
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-ab-'));
   const bin = process.env.BENCH_AB_BIN;
   log(
-    `A: this checkout${process.env.BENCH_AB_FLAGS_A ? ` with ${process.env.BENCH_AB_FLAGS_A}` : ''};` +
-      ` B: ${bin ?? 'this checkout (an A/A run)'}${process.env.BENCH_AB_FLAGS_B ? ` with ${process.env.BENCH_AB_FLAGS_B}` : ''}`,
+    `A: this checkout${withOf('A')}; B: ${bin ?? 'this checkout'}${withOf('B')}` +
+      `${bin || process.env.BENCH_AB_FLAGS_B || process.env.BENCH_AB_ARGS_B || process.env.BENCH_AB_FLAGS_A || process.env.BENCH_AB_ARGS_A ? '' : ' (an A/A run)'}`,
   );
   const nodes: SpawnedNode[] = [];
   try {
     nodes.push(
-      await spawnNode(ingestArgs(join(dir, 'a'), false), { flags: flags(process.env.BENCH_AB_FLAGS_A) }),
+      await spawnNode([...ingestArgs(join(dir, 'a'), false), ...(flags(process.env.BENCH_AB_ARGS_A) ?? [])], {
+        flags: flags(process.env.BENCH_AB_FLAGS_A),
+      }),
     );
     nodes.push(
-      await spawnNode(ingestArgs(join(dir, 'b'), false), { bin, flags: flags(process.env.BENCH_AB_FLAGS_B) }),
+      await spawnNode([...ingestArgs(join(dir, 'b'), false), ...(flags(process.env.BENCH_AB_ARGS_B) ?? [])], {
+        bin,
+        flags: flags(process.env.BENCH_AB_FLAGS_B),
+      }),
     );
     const ids = await Promise.all(nodes.map(async (n) => (await nodeInfo(n.url)).network_id));
     await Promise.all(nodes.map((n) => waitForStartupWork(n.url)));

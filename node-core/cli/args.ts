@@ -152,8 +152,7 @@ Options:
   --no-p2p                do not start peer-to-peer networking
   --verify-threads N      most signature-verification worker threads (default 2 on more
                           than 2 cores, the second started under bursts of submissions;
-                          1 on 2 cores; 0 on 1 core: verified on the main thread, in short
-                          slices)
+                          0 on 1 or 2 cores: verified on the main thread, in short slices)
   --gossip-window MS      under a steady stream of blocks, gossip them and this node's votes
                           in batches at most once per MS ms (default 40; 0: every event-loop
                           turn); a block after a quiet spell always goes at once

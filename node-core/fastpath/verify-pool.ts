@@ -37,17 +37,24 @@ export interface WorkerLoss {
 }
 
 /**
- * Workers where there are cores to spare: 2 on a machine of more than 2 cores, 1 on 2 cores, none
- * on 1 (issue #18). On 2 cores a worker's hand-off (packing, messages, wake-ups, its own isolate's
- * GC and compiler) costs CPU, and it paid only once the node's thread became the limit. Measured
- * there, runs alternating:
+ * Workers where there are cores to spare: 2 on a machine of more than 2 cores, none on 2 cores or 1
+ * (issue #18; the desktop app sets its own count, electron/node-host.ts). On 2 cores a worker's
+ * hand-off (packing, messages, wake-ups, its own isolate's GC and compiler) costs CPU, and it pays
+ * only while the node's thread is the limit and the other core has time to spare. Measured there,
+ * runs alternating:
  * - 2026-11-28, LMDB committing each group: 16 clients' HTTP ingest 5.9 and 5.7 k/s with workers and
  *   without; three nodes' gossip 1.5 against 1.7-2.0 k/s final on all three. None was the default.
  * - 2026-11-29, with write batches (store/write-batch.ts), the node's thread ~97 % busy at ingest:
  *   one worker against none, ingest 7.7-8.3 against 6.0-6.9 k/s (main thread 96 against 136 µs a
- *   block); gossip 2.7-2.9 against 2.6-2.7 k/s final on all three (four pairs).
+ *   block); gossip 2.7-2.9 against 2.6-2.7 k/s final on all three (four pairs). One was the default.
+ * - 2026-11-30, a slower machine (Intel, 10 % of its time stolen by its host under load): none
+ *   against one, the node's CPU a block lower in 21 of 22 ingest rounds (`npm run bench -- ab`,
+ *   medians −45 and −60 µs; the worker's thread 110-114 µs a block for checks that add 54-64 on
+ *   the node's), the rate higher in the median round (+10 %); catch-up of 100,000 blocks 44 and 32 s
+ *   against 57 and 55 s with one peer, 45 and 32 against 73 and 43 s with three (two pairs); gossip
+ *   1.5-1.7 against 1.4-1.5 k/s final on all three. None is the default again.
  */
-const DEFAULT_THREADS = Math.min(2, availableParallelism() - 1);
+const DEFAULT_THREADS = availableParallelism() > 2 ? 2 : 0;
 
 /** Longest run of signature checks on the caller's thread while no worker runs. */
 const INLINE_SLICE_MS = 4;
