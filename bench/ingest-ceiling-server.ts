@@ -9,6 +9,8 @@
  *            started together with the verification (the cheapest durable design there is)
  *   lmdb     and write the block and two small records to LMDB instead, answering once the
  *            group's commit is flushed (what the node's store has to do at the least)
+ *   lmdb-inline  the same, the signatures checked on the server's own thread, as the node checks
+ *            them by default on 2 cores (verify-pool.ts): the least CPU a block on such a machine
  * Prints its URL on stdout.
  */
 import { closeSync, fdatasync, openSync, write } from 'node:fs';
@@ -18,9 +20,12 @@ import { open } from 'lmdb';
 import { VerifyPool } from '../node-core/fastpath/verify-pool.ts';
 
 const [mode = 'verify', dir = '.'] = process.argv.slice(2);
-if (!['verify', 'append', 'lmdb'].includes(mode)) throw new Error(`unknown mode ${mode}`);
+if (!['verify', 'append', 'lmdb', 'lmdb-inline'].includes(mode)) throw new Error(`unknown mode ${mode}`);
+const stored = mode.replace(/-inline$/, '');
 
-const pool = new VerifyPool({ threads: 2, initialThreads: 2 });
+const pool = mode.endsWith('-inline')
+  ? new VerifyPool({ threads: 0 })
+  : new VerifyPool({ threads: 2, initialThreads: 2 });
 pool.start();
 
 /** Group commit of a journal: requests arriving while a write and sync run share the next one. */
@@ -57,8 +62,8 @@ class Journal {
   }
 }
 
-const journal = mode === 'append' ? new Journal(join(dir, 'journal')) : undefined;
-const db = mode === 'lmdb' ? open({ path: join(dir, 'lmdb'), compression: false }) : undefined;
+const journal = stored === 'append' ? new Journal(join(dir, 'journal')) : undefined;
+const db = stored === 'lmdb' ? open({ path: join(dir, 'lmdb'), compression: false }) : undefined;
 const ACCOUNT_RECORD = Buffer.alloc(120, 1);
 const PENDING_RECORD = Buffer.alloc(60, 2);
 

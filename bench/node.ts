@@ -427,7 +427,15 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
   };
   // The same blocks and clients against the leanest servers built from the same parts: how far any
   // node could get on this machine, measured in this run.
-  const ceiling = await measureIngestCeiling(log, dir, streams, verify.perSecond, rate, cold?.streams);
+  const ceiling = await measureIngestCeiling(
+    log,
+    dir,
+    streams,
+    verify.perSecond,
+    rate,
+    serverUs,
+    cold?.streams,
+  );
   return { ...figures, ...ceiling };
 }
 
