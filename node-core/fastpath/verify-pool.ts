@@ -48,9 +48,10 @@ export interface WorkerLoss {
  *   one worker against none, ingest 7.7-8.3 against 6.0-6.9 k/s (main thread 96 against 136 µs a
  *   block); gossip 2.7-2.9 against 2.6-2.7 k/s final on all three (four pairs). One was the default.
  * - 2026-11-30, a slower machine (Intel, 10 % of its time stolen by its host under load): none
- *   against one, the node's CPU a block lower in 21 of 22 ingest rounds (`npm run bench -- ab`,
- *   medians −45 and −60 µs; the worker's thread 110-114 µs a block for checks that add 54-64 on
- *   the node's), the rate higher in the median round (+10 %); catch-up of 100,000 blocks 44 and 32 s
+ *   against one, the node's CPU a block lower in 28 of 32 ingest rounds (`npm run bench -- ab`, three
+ *   runs, medians −51, −45 and −60 µs: the worker's thread took 104-124 µs a block for checks that
+ *   add 54-75 on the node's; a message's round trip costs 75-98 µs of CPU here, half of it in the
+ *   kernel), the rate higher in the median round (+10 %); catch-up of 100,000 blocks 44 and 32 s
  *   against 57 and 55 s with one peer, 45 and 32 against 73 and 43 s with three (two pairs); gossip
  *   1.5-1.7 against 1.4-1.5 k/s final on all three. None is the default again.
  */
