@@ -63,7 +63,7 @@ export default async function benchAb(log: (line: string) => void): Promise<Reco
   const bin = process.env.BENCH_AB_BIN;
   log(
     `A: this checkout${withOf('A')}; B: ${bin ?? 'this checkout'}${withOf('B')}` +
-      `${bin || process.env.BENCH_AB_FLAGS_B || process.env.BENCH_AB_ARGS_B || process.env.BENCH_AB_FLAGS_A || process.env.BENCH_AB_ARGS_A ? '' : ' (an A/A run)'}`,
+      `${bin || withOf('A') || withOf('B') ? '' : ' (an A/A run)'}`,
   );
   const nodes: SpawnedNode[] = [];
   try {
