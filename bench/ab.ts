@@ -41,13 +41,22 @@ interface Phase {
   rate: number;
 }
 
-const flags = (v: string | undefined) => v?.split(' ').filter(Boolean);
+const words = (v: string | undefined) => v?.split(' ').filter(Boolean);
 /** What a node runs with beyond this checkout's defaults, for the first line. */
 const withOf = (n: 'A' | 'B') =>
   [process.env[`BENCH_AB_FLAGS_${n}`], process.env[`BENCH_AB_ARGS_${n}`]]
     .filter(Boolean)
     .map((v) => ` with ${v}`)
     .join('');
+/** Node `n` as the ingest bench starts its node, with that node's own flags and options. */
+const startNode = (n: 'A' | 'B', dir: string, bin?: string) =>
+  spawnNode(
+    [...ingestArgs(join(dir, n.toLowerCase()), false), ...(words(process.env[`BENCH_AB_ARGS_${n}`]) ?? [])],
+    {
+      bin,
+      flags: words(process.env[`BENCH_AB_FLAGS_${n}`]),
+    },
+  );
 
 async function phase(node: SpawnedNode, streams: string[][]): Promise<Phase> {
   const blocks = streams.reduce((n, s) => n + s.length, 0);
@@ -67,17 +76,8 @@ export default async function benchAb(log: (line: string) => void): Promise<Reco
   );
   const nodes: SpawnedNode[] = [];
   try {
-    nodes.push(
-      await spawnNode([...ingestArgs(join(dir, 'a'), false), ...(flags(process.env.BENCH_AB_ARGS_A) ?? [])], {
-        flags: flags(process.env.BENCH_AB_FLAGS_A),
-      }),
-    );
-    nodes.push(
-      await spawnNode([...ingestArgs(join(dir, 'b'), false), ...(flags(process.env.BENCH_AB_ARGS_B) ?? [])], {
-        bin,
-        flags: flags(process.env.BENCH_AB_FLAGS_B),
-      }),
-    );
+    nodes.push(await startNode('A', dir));
+    nodes.push(await startNode('B', dir, bin));
     const ids = await Promise.all(nodes.map(async (n) => (await nodeInfo(n.url)).network_id));
     await Promise.all(nodes.map((n) => waitForStartupWork(n.url)));
     // Each phase's blocks are built before any is timed (building them takes the client's CPU).
