@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { driveIngest } from './ingest-client.ts';
-import { cpuSplit, type CpuSplit, threadCpu, waitForStartupWork } from './ingest-run.ts';
+import { alternate, type AlternatePhase, type AlternateSide } from './alternate.ts';
+import { waitForStartupWork } from './ingest-run.ts';
 import { median } from './measure.ts';
 import { ingestArgs, ingestStreams, nodeInfo } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
@@ -36,11 +36,6 @@ const ACCOUNTS_PER_CLIENT = 10;
 const WARMUP_PHASES = 2;
 const ROUNDS = Math.max(2, Number(process.env.BENCH_AB_ROUNDS ?? 10));
 
-interface Phase {
-  cpu: CpuSplit;
-  rate: number;
-}
-
 const words = (v: string | undefined) => v?.split(' ').filter(Boolean);
 /** What a node runs with beyond this checkout's defaults, for the first line. */
 const withOf = (n: 'A' | 'B') =>
@@ -58,15 +53,6 @@ const startNode = (n: 'A' | 'B', dir: string, bin?: string) =>
     },
   );
 
-async function phase(node: SpawnedNode, streams: string[][]): Promise<Phase> {
-  const blocks = streams.reduce((n, s) => n + s.length, 0);
-  const pid = node.proc.pid!;
-  const before = threadCpu(pid);
-  const run = await driveIngest(node.url, streams);
-  if (run.failed) throw new Error(`ingest: ${run.failed} failed, first: ${run.firstError}`);
-  return { cpu: cpuSplit(pid, before, threadCpu(pid), blocks), rate: run.rate };
-}
-
 export default async function benchAb(log: (line: string) => void): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-ab-'));
   const bin = process.env.BENCH_AB_BIN;
@@ -80,22 +66,22 @@ export default async function benchAb(log: (line: string) => void): Promise<Reco
     nodes.push(await startNode('B', dir, bin));
     const ids = await Promise.all(nodes.map(async (n) => (await nodeInfo(n.url)).network_id));
     await Promise.all(nodes.map((n) => waitForStartupWork(n.url)));
-    // Each phase's blocks are built before any is timed (building them takes the client's CPU).
-    const work = ids.map((id) =>
-      Array.from({ length: WARMUP_PHASES + ROUNDS }, () => ingestStreams(CLIENTS, id, ACCOUNTS_PER_CLIENT)),
-    );
-    for (let w = 0; w < WARMUP_PHASES; w++) for (let i = 0; i < 2; i++) await phase(nodes[i]!, work[i]![w]!);
-    const phases: Phase[][] = [[], []];
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const i of r % 2 === 0 ? [0, 1] : [1, 0])
-        phases[i]!.push(await phase(nodes[i]!, work[i]![WARMUP_PHASES + r]!));
-      const [a, b] = [phases[0]![r]!, phases[1]![r]!];
-      log(
-        `round ${r + 1}: A ${a.cpu.total.toFixed(0)} µs a block (main ${a.cpu.main.toFixed(0)}), ${(a.rate / 1000).toFixed(2)} k/s;` +
-          ` B ${b.cpu.total.toFixed(0)} µs (main ${b.cpu.main.toFixed(0)}), ${(b.rate / 1000).toFixed(2)} k/s`,
-      );
-    }
-    const diff = (f: (p: Phase) => number) => phases[0]!.map((a, r) => f(phases[1]![r]!) - f(a));
+    const side = (i: number): AlternateSide => ({
+      node: nodes[i]!,
+      phases: Array.from({ length: WARMUP_PHASES + ROUNDS }, () =>
+        ingestStreams(CLIENTS, ids[i]!, ACCOUNTS_PER_CLIENT),
+      ),
+    });
+    const phases = await alternate([side(0), side(1)], {
+      warmup: WARMUP_PHASES,
+      rounds: ROUNDS,
+      onRound: (r, a, b) =>
+        log(
+          `round ${r + 1}: A ${a.cpu.total.toFixed(0)} µs a block (main ${a.cpu.main.toFixed(0)}), ${(a.rate / 1000).toFixed(2)} k/s;` +
+            ` B ${b.cpu.total.toFixed(0)} µs (main ${b.cpu.main.toFixed(0)}), ${(b.rate / 1000).toFixed(2)} k/s`,
+        ),
+    });
+    const diff = (f: (p: AlternatePhase) => number) => phases[0]!.map((a, r) => f(phases[1]![r]!) - f(a));
     const total = diff((p) => p.cpu.total);
     log(
       `B − A, node CPU a block, each round (sorted): ${[...total]
@@ -103,7 +89,7 @@ export default async function benchAb(log: (line: string) => void): Promise<Reco
         .map((d) => d.toFixed(0))
         .join(', ')} µs;` + ` B cheaper in ${total.filter((d) => d < 0).length} of ${ROUNDS}`,
     );
-    const parts: [string, (p: Phase) => number][] = [
+    const parts: [string, (p: AlternatePhase) => number][] = [
       ['all threads', (p) => p.cpu.total],
       ['main', (p) => p.cpu.main],
       ['verify workers', (p) => p.cpu.workers],
