@@ -36,9 +36,14 @@ export function nowNs(): bigint {
   return BigInt(Date.now()) * 1_000_000n;
 }
 
-/** The middle value (the upper of the two middle ones for an even count). */
+/**
+ * The middle value; for an even count, the mean of the two middle ones (until 2026-11-30 the upper
+ * one alone, which flattered every figure taken over an even count).
+ */
 export function median(xs: number[]): number {
-  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 export function ratio(a: number, b: number): string {

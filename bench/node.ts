@@ -185,7 +185,6 @@ async function ingestPhase(
   node: { url: string; proc: { pid?: number } },
   dataDir: string,
   streams: string[][],
-  opts: { requestsPerAddress?: number; firstAddress?: number },
 ): Promise<IngestFigures> {
   const pid = node.proc.pid!;
   const total = streams.reduce((n, s) => n + s.length, 0);
@@ -194,7 +193,7 @@ async function ingestPhase(
   const disk = diskMeter(dataDir);
   const clientCpu0 = process.cpuUsage();
   const others = othersMeter([pid]);
-  const run = await driveIngest(node.url, streams, opts);
+  const run = await driveIngest(node.url, streams);
   const othersCores = others();
   const serverUs = ((cpuSeconds(pid) - serverCpu0) / total) * 1e6;
   const split = cpuSplit(pid, threads0, threadCpu(pid), total);
@@ -210,13 +209,11 @@ async function ingestPhase(
  */
 async function ingestRun(
   dataDir: string,
-  limits: boolean,
-  spread: number | undefined,
   journal = process.env.LEDGER_NODE_JOURNAL !== '0',
   passes = 1,
   baselineBefore?: () => number,
 ): Promise<IngestFigures & { cold?: IngestFigures; passes: IngestFigures[] }> {
-  const node = await spawnNode(ingestArgs(dataDir, limits), {
+  const node = await spawnNode(ingestArgs(dataDir, false), {
     env: {
       ...process.env,
       ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
@@ -230,28 +227,24 @@ async function ingestRun(
     const coldStreams = WARMUP ? ingestStreams(CLIENTS, network_id) : undefined;
     const timed = Array.from({ length: passes }, () => ingestStreams(CLIENTS, network_id));
     await waitForStartupWork(node.url);
-    const cold =
-      coldStreams && (await ingestPhase(node, dataDir, coldStreams, { requestsPerAddress: spread }));
-    // A spread run's timed phases come from addresses no earlier phase used (their quotas are spent).
-    let firstAddress = spread && coldStreams ? Math.ceil(coldStreams[0]!.length / spread) : 0;
+    const cold = coldStreams && (await ingestPhase(node, dataDir, coldStreams));
     const done: IngestFigures[] = [];
     for (const streams of timed) {
       const baseline = baselineBefore?.();
-      const pass = await ingestPhase(node, dataDir, streams, { requestsPerAddress: spread, firstAddress });
+      const pass = await ingestPhase(node, dataDir, streams);
       done.push(baseline === undefined ? pass : { ...pass, baseline });
-      if (spread) firstAddress += Math.ceil(streams[0]!.length / spread);
     }
     const score = (p: IngestFigures) => (p.baseline === undefined ? p.rate : p.rate / p.baseline);
-    const median = [...done].sort((a, b) => score(a) - score(b))[Math.floor(done.length / 2)]!;
+    const mid = [...done].sort((a, b) => score(a) - score(b))[Math.floor(done.length / 2)]!;
     const failed = done.reduce((n, p) => n + p.failed, 0);
-    return { ...median, failed, passes: done, ...(cold ? { cold } : {}) };
+    return { ...mid, failed, passes: done, ...(cold ? { cold } : {}) };
   } finally {
     await node.stop();
   }
 }
 
-/** Rounds of the rate-limit comparison (BENCH_LIMITS_ROUNDS, default 6). */
-const LIMITS_ROUNDS = Math.max(2, Number(process.env.BENCH_LIMITS_ROUNDS ?? 6));
+/** Rounds of the rate-limit comparison (BENCH_LIMITS_ROUNDS, default 7: odd, so the median is a round's). */
+const LIMITS_ROUNDS = Math.max(2, Number(process.env.BENCH_LIMITS_ROUNDS ?? 7));
 /** Requests from each source address of the limited node's clients (the write quota's burst is 50). */
 const SPREAD = 40;
 
@@ -337,8 +330,6 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
 
   const off = await ingestRun(
     join(dir, 'ingest'),
-    false,
-    undefined,
     undefined,
     PASSES,
     () => verifyRate(verifyOpenSsl).perSecond,
@@ -422,7 +413,7 @@ async function benchIngest(log: (l: string) => void, dir: string): Promise<Recor
     cpu[base ? 'on' : 'off'].push(serverUs);
     for (let i = 0; i < 3; i++) {
       const journal = i % 2 === 0 ? !base : base;
-      const r = await ingestRun(join(dir, `ingest-journal-${i}`), false, undefined, journal);
+      const r = await ingestRun(join(dir, `ingest-journal-${i}`), journal);
       rates[journal ? 'on' : 'off'].push(r.rate);
       cpu[journal ? 'on' : 'off'].push(r.serverUs);
     }
