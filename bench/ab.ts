@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { alternate, type AlternatePhase, type AlternateSide } from './alternate.ts';
-import { waitForStartupWork } from './ingest-run.ts';
+import { alternate, type AlternatePhase, prepareSides } from './alternate.ts';
 import { median } from './measure.ts';
-import { ingestArgs, ingestStreams, nodeInfo } from './node.ts';
+import { ingestArgs, ingestStreams } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
@@ -64,15 +63,10 @@ export default async function benchAb(log: (line: string) => void): Promise<Reco
   try {
     nodes.push(await startNode('A', dir));
     nodes.push(await startNode('B', dir, bin));
-    const ids = await Promise.all(nodes.map(async (n) => (await nodeInfo(n.url)).network_id));
-    await Promise.all(nodes.map((n) => waitForStartupWork(n.url)));
-    const side = (i: number): AlternateSide => ({
-      node: nodes[i]!,
-      phases: Array.from({ length: WARMUP_PHASES + ROUNDS }, () =>
-        ingestStreams(CLIENTS, ids[i]!, ACCOUNTS_PER_CLIENT),
-      ),
-    });
-    const phases = await alternate([side(0), side(1)], {
+    const [a, b] = await prepareSides(nodes, WARMUP_PHASES + ROUNDS, (id) =>
+      ingestStreams(CLIENTS, id, ACCOUNTS_PER_CLIENT),
+    );
+    const phases = await alternate([a, b], {
       warmup: WARMUP_PHASES,
       rounds: ROUNDS,
       onRound: (r, a, b) =>

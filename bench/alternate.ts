@@ -1,5 +1,5 @@
 import { driveIngest, type IngestOptions } from './ingest-client.ts';
-import { cpuSplit, type CpuSplit, threadCpu } from './ingest-run.ts';
+import { cpuSplit, type CpuSplit, nodeInfo, threadCpu, waitForStartupWork } from './ingest-run.ts';
 import type { SpawnedNode } from './spawn-node.ts';
 
 /**
@@ -23,6 +23,25 @@ export interface AlternatePhase {
   rate: number;
   /** Source addresses the phase's requests came from. */
   addresses: number;
+}
+
+/**
+ * A side for each started node: once its start-up work is done (its own certificate's benchmark is
+ * not ingest), `count` phases of blocks for its network, built by `build` before any phase is timed.
+ */
+export async function prepareSides(
+  nodes: readonly SpawnedNode[],
+  count: number,
+  build: (networkId: string) => string[][],
+): Promise<[AlternateSide, AlternateSide]> {
+  const [a, b] = nodes;
+  if (nodes.length !== 2 || !a || !b) throw new Error(`prepareSides: ${nodes.length} nodes, not 2`);
+  const side = async (node: SpawnedNode): Promise<AlternateSide> => {
+    const id = (await nodeInfo(node.url)).network_id;
+    await waitForStartupWork(node.url);
+    return { node, phases: Array.from({ length: count }, () => build(id)) };
+  };
+  return [await side(a), await side(b)];
 }
 
 async function phase(side: AlternateSide, n: number): Promise<AlternatePhase> {

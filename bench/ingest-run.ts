@@ -5,6 +5,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
  * CPU goes, thread by thread (from /proc, so no profiler slows the run).
  */
 
+/** The node's `GET /node` answer, as far as the benches read it. */
+export async function nodeInfo(url: string): Promise<{ network_id: string }> {
+  return (await (await fetch(`${url}/node`)).json()) as { network_id: string };
+}
+
 /**
  * Waits until the node's own performance certificate is made (its benchmark ran: `GET /node`
  * `benchmark.state` done or failed). A fresh node starts it just after start; it costs about 3.5 s

@@ -12,12 +12,12 @@ import { stringifyJson } from '../node-core/protocol/json.ts';
 import { solvePowJs } from '../node-core/protocol/pow.ts';
 import { blockHashBytesNode } from '../node-core/fastpath/block-hash.ts';
 import { signBytesNode, verifyBytesNode, verifyOpenSsl } from '../node-core/fastpath/ed25519.ts';
-import { alternate, type AlternatePhase } from './alternate.ts';
+import { alternate, type AlternatePhase, prepareSides } from './alternate.ts';
 import { driveIngest } from './ingest-client.ts';
 import { measureIngestCeiling } from './ingest-ceiling.ts';
 import { loadGet } from './load.ts';
 import { fmtRate, measureRate, median, nowNs, othersMeter, ratio } from './measure.ts';
-import { cpuSplit, type CpuSplit, diskMeter, threadCpu, waitForStartupWork } from './ingest-run.ts';
+import { cpuSplit, type CpuSplit, diskMeter, nodeInfo, threadCpu, waitForStartupWork } from './ingest-run.ts';
 import { spawnNode } from './spawn-node.ts';
 import { benchStartup } from './startup.ts';
 
@@ -109,10 +109,6 @@ export function buildChain(
     out.push(stringifyJson(blockToJson(prev)));
   }
   return out;
-}
-
-export async function nodeInfo(url: string): Promise<{ network_id: string }> {
-  return (await (await fetch(`${url}/node`)).json()) as { network_id: string };
 }
 
 /** The ingest node's arguments: no peers, the bench's proof of work; `--rate-limit off` unless `limits`. */
@@ -265,35 +261,29 @@ async function benchLimits(log: (l: string) => void, dir: string): Promise<Recor
     await spawnNode(ingestArgs(join(dir, 'ingest-limits-off'), false)),
   ];
   try {
-    const ids = await Promise.all(nodes.map(async (n) => (await nodeInfo(n.url)).network_id));
-    await Promise.all(nodes.map((n) => waitForStartupWork(n.url)));
-    const phases = (id: string) =>
-      Array.from({ length: WARMUP + LIMITS_ROUNDS }, () => ingestStreams(CLIENTS, id, ACCOUNTS));
-    const perPhase = Math.ceil((ACCOUNTS * 50) / SPREAD); // addresses a client uses in a phase
-    // Every phase from addresses no earlier phase used: their quotas are spent.
-    const spread = (n: number) => ({ requestsPerAddress: SPREAD, firstAddress: n * perPhase });
-    const [on, off] = await alternate(
-      [
-        { node: nodes[0]!, phases: phases(ids[0]!), drive: spread },
-        { node: nodes[1]!, phases: phases(ids[1]!) },
-      ],
-      { warmup: WARMUP, rounds: LIMITS_ROUNDS },
+    const [limited, open] = await prepareSides(nodes, WARMUP + LIMITS_ROUNDS, (id) =>
+      ingestStreams(CLIENTS, id, ACCOUNTS),
     );
+    // Every phase from addresses no earlier phase used: their quotas are spent.
+    const perPhase = Math.ceil(limited.phases[0]![0]!.length / SPREAD); // addresses a client uses in a phase
+    const spread = (n: number) => ({ requestsPerAddress: SPREAD, firstAddress: n * perPhase });
+    const [on, off] = await alternate([{ ...limited, drive: spread }, open], {
+      warmup: WARMUP,
+      rounds: LIMITS_ROUNDS,
+    });
     const ratios = on.map((p, r) => p.rate / off[r]!.rate);
     const ratioMedian = median(ratios);
+    const rate = median(on.map((p) => p.rate));
+    const rounds = [...ratios].sort((a, b) => a - b).map((x) => x.toFixed(2));
     const cpu = (ps: AlternatePhase[]) => median(ps.map((p) => p.cpu.total));
     log(
       `ingest with rate limits on, clients spread over ${on[0]!.addresses} addresses a phase (${SPREAD} requests each):` +
-        ` ${fmtRate(median(on.map((p) => p.rate)))} blocks, ${ratioMedian.toFixed(2)}x of a node with limits off fed in` +
-        ` alternating phases (median of ${LIMITS_ROUNDS} rounds; rounds ${[...ratios]
-          .sort((a, b) => a - b)
-          .map((x) => x.toFixed(2))
-          .join(
-            ', ',
-          )}; target ≥ 0.90), node CPU ${cpu(on).toFixed(0)} µs per block (off: ${cpu(off).toFixed(0)})`,
+        ` ${fmtRate(rate)} blocks, ${ratioMedian.toFixed(2)}x of a node with limits off fed in alternating phases` +
+        ` (median of ${LIMITS_ROUNDS} rounds; rounds ${rounds.join(', ')}; target ≥ 0.90),` +
+        ` node CPU ${cpu(on).toFixed(0)} µs per block (off: ${cpu(off).toFixed(0)})`,
     );
     return {
-      ingest_limits_on_spread_blocks_per_s: median(on.map((p) => p.rate)),
+      ingest_limits_on_spread_blocks_per_s: rate,
       ingest_limits_on_spread_vs_off: ratioMedian,
       ingest_limits_on_cpu_us_per_block: cpu(on),
       ingest_limits_off_cpu_us_per_block: cpu(off),
