@@ -63,14 +63,19 @@ export function seal(b: Block, key: Key, networkId: string, difficulty: bigint):
   };
 }
 
-/** One account's chain: a claim that opens it, then sends of 1 micro-unit to random addresses. */
+/**
+ * One account's chain: a claim that opens it, then sends of 1 micro-unit to random addresses; with
+ * `representative`, every block names it (the account's XE delegated there, moved with each send).
+ */
 export function buildChain(
   key: Key,
   blocks: number,
   networkId: string,
   t0: bigint,
   difficulty: bigint,
+  representative?: string,
 ): string[] {
+  const rep = representative === undefined ? {} : { representative };
   const out: string[] = [];
   let balance = 1_000_000_000n;
   let prev = seal(
@@ -83,6 +88,7 @@ export function buildChain(
       asset: 'XE',
       amount: balance,
       pub_key: key.pub,
+      ...rep,
     },
     key,
     networkId,
@@ -101,6 +107,7 @@ export function buildChain(
         asset: 'XE',
         destination: bytesToHex(randomBytes(32)),
         amount: 1n,
+        ...rep,
       },
       key,
       networkId,

@@ -18,6 +18,7 @@ import { buildRoutes } from './api/routes/index.ts';
 import { registerUi, UI_PATH } from './api/ui-static.ts';
 import { Consensus, type ConsensusTiming } from './consensus/consensus.ts';
 import type { VoteThrottleOptions } from './consensus/vote-throttle.ts';
+import { weightOf } from './consensus/weights.ts';
 import { publicKeyFromSeedNode, signBytesNode, verifyBytesNode } from './fastpath/ed25519.ts';
 import { VerifyPool } from './fastpath/verify-pool.ts';
 import { ArrivalOrder } from './net/arrival-order.ts';
@@ -525,9 +526,9 @@ export class LedgerNode {
       this.consensus.start(this.ledger.unfinalizedAccounts());
       // A settled conflict keeps how its candidates stood (the vote book forgets settled votes).
       this.ledger.setConflictTally((hash, at) => {
-        const weights = this.consensus.weights().weights;
+        const weights = this.consensus.weights();
         const voters = this.consensus.votersFor(hash, at);
-        return { votes: voters.length, weight: voters.reduce((w, rep) => w + (weights.get(rep) ?? 0n), 0n) };
+        return { votes: voters.length, weight: weightOf(voters, weights) };
       });
       this.archiveSweep = new ArchiveSweep({
         leases: this.ledger.leases,

@@ -5,11 +5,21 @@ import { encodeSignedVoteBatches, type Sha256 } from '../protocol/vote-batch.ts'
 import { LedgerError } from '../ledger/errors.ts';
 import type { CommittedBlock, Ledger, SignedBlock } from '../ledger/ledger.ts';
 import type { AccountRecord } from '../ledger/records.ts';
+import type { WeightLookup, WeightView } from '../ledger/rep-weights.ts';
+import type { RepresentativePolicy } from '../statechain/sys.ts';
 import type { StateChain } from '../statechain/statechain.ts';
 import { BlockCache } from './block-cache.ts';
 import { type SignedVote, VoteBook } from './vote-book.ts';
 import { VoteThrottle, type VoteThrottleOptions } from './vote-throttle.ts';
-import { eligibleWeights, hasQuorum, type EligibleWeights } from './weights.ts';
+import {
+  type Eligibility,
+  eligibility,
+  eligibleCount,
+  eligibleWeights,
+  type EligibleWeights,
+  hasQuorum,
+  weightOf,
+} from './weights.ts';
 
 /**
  * Finality by representative votes (reference-behavior.md section 2, decisions D8).
@@ -181,7 +191,9 @@ export class Consensus {
   private readonly stalled = new Set<string>();
   private queue = new Map<string, number>();
   private flushing: Promise<void> | undefined;
-  private weightsCache: EligibleWeights | undefined;
+  /** The eligibility of the committed weights, with the view, version and policy it was taken of. */
+  private weightsCache:
+    { view: WeightView; version: number; policy: RepresentativePolicy; e: Eligibility } | undefined;
   private running = false;
   private sweeper: NodeJS.Timeout | undefined;
   private reaffirmer: NodeJS.Timeout | undefined;
@@ -247,7 +259,7 @@ export class Consensus {
     // Charged only once verified, so forged votes cannot spend a real representative's budget.
     if (!v.final) this.throttle.charge(v.rep_pub_key, position);
     const rep = this.repAddress(v.rep_pub_key);
-    if ((this.weights().weights.get(rep) ?? 0n) === 0n) return 'ignore';
+    if (this.weights().weight(rep) === 0n) return 'ignore';
     this.book.heardFrom(rep);
     const settled = this.finalizedAt(position);
     if (settled !== undefined) this.answerLaggard(position, settled, v, last !== undefined);
@@ -373,11 +385,11 @@ export class Consensus {
     const settled = this.finalizedAt(position);
     const mine = settled !== undefined ? this.finalVoteFor(settled) : undefined;
     if (mine) out.push(mine);
-    const w = this.weights().weights;
+    const w = this.weights();
     for (const vote of this.book.ballotsAt(position)) {
       if (out.length >= limit) break;
       if (mine && vote.rep_pub_key === mine.vote.rep_pub_key) continue;
-      const weight = w.get(addressFromPublicKey(vote.rep_pub_key)) ?? 0n;
+      const weight = w.weight(addressFromPublicKey(vote.rep_pub_key));
       if (weight > 0n) out.push({ vote, weight });
     }
     return out;
@@ -449,8 +461,7 @@ export class Consensus {
     if (!st || this.resolving.has(hash)) return;
     const w = this.weights();
     const finals = [...this.book.votesFor(hash)].filter(([, final]) => final).map(([rep]) => rep);
-    if (hasQuorum(weightOf(new Set(finals), w.weights), w.total))
-      this.swapIn(st.block.account, st.height, hash);
+    if (hasQuorum(weightOf(new Set(finals), w), w.total)) this.swapIn(st.block.account, st.height, hash);
     // Otherwise this node's own representative may still have to vote in the conflict.
     else this.drive(st.block.account);
   }
@@ -477,7 +488,7 @@ export class Consensus {
   finalVoteFor(hash: string): { vote: Vote & { signature: string }; weight: bigint } | undefined {
     const rep = this.localRep;
     if (!rep) return undefined;
-    const weight = this.weights().weights.get(rep.address) ?? 0n;
+    const weight = this.weights().weight(rep.address);
     if (weight === 0n) return undefined;
     const b = this.ledger.getBlock(hash);
     if (!b?.finalized) return undefined;
@@ -553,7 +564,9 @@ export class Consensus {
     const cutoff = Date.now() - withinMs;
     let weight = 0n;
     let reps = 0;
-    for (const [rep, w] of this.weights().weights) {
+    const e = this.weights();
+    for (const [rep] of this.ledger.repWeightView().entries()) {
+      const w = e.weight(rep);
       if (w <= 0n) continue;
       if (rep !== this.localRep?.address && !this.book.heardSince(rep, cutoff)) continue;
       weight += w;
@@ -562,10 +575,28 @@ export class Consensus {
     return { weight, reps };
   }
 
-  /** Eligible weights, cached until the next commit changes balances. */
-  weights(): EligibleWeights {
-    this.weightsCache ??= eligibleWeights(this.ledger.repWeights(), this.sc.representatives);
-    return this.weightsCache;
+  /**
+   * Eligible weight of the committed weights, asked with every vote: taken again only when a commit
+   * moved weight or the policy changed (under an allowlist that is a pass over the allowlist).
+   */
+  weights(): Eligibility {
+    const view = this.ledger.repWeightView();
+    const policy = this.sc.representatives;
+    const c = this.weightsCache;
+    if (c?.view === view && c.version === view.version && c.policy === policy) return c.e;
+    const e = eligibility(view, policy);
+    this.weightsCache = { view, version: view.version, policy, e };
+    return e;
+  }
+
+  /** How many representatives count now (GET /node, readiness). */
+  eligibleReps(): number {
+    return eligibleCount(this.ledger.repWeightView(), this.sc.representatives);
+  }
+
+  /** Every representative's weight, eligible or not (GET /delegation): a pass over all of them. */
+  weightListing(): EligibleWeights {
+    return eligibleWeights(this.ledger.repWeightView(), this.sc.representatives);
   }
 
   /**
@@ -579,12 +610,12 @@ export class Consensus {
   private finalOnApply(
     block: SignedBlock,
     before: AccountRecord | undefined,
-    weights: () => Map<string, bigint>,
+    weights: () => WeightLookup,
   ): boolean {
     if (!this.running) return false;
     if (before && before.final_height < before.height) return false;
-    const w = eligibleWeights(weights(), this.sc.representatives);
-    const mine = this.localRep ? (w.weights.get(this.localRep.address) ?? 0n) : 0n;
+    const w = eligibility(weights(), this.sc.representatives);
+    const mine = this.localRep ? w.weight(this.localRep.address) : 0n;
     // A representative with weight but short of the quorum takes part in the election (its votes,
     // its commit-lock): only a node that has no vote to give finalizes on others' votes here.
     if (
@@ -604,7 +635,7 @@ export class Consensus {
    * block leaves them, as drive would count them after the commit). Not at a contested position:
    * there the election decides as usual.
    */
-  private finalVotesHeld(block: SignedBlock, height: number, w: EligibleWeights): boolean {
+  private finalVotesHeld(block: SignedBlock, height: number, w: Eligibility): boolean {
     const hash = block.hash;
     const position = `${block.account}:${block.previous}`;
     if (this.book.positionOf(hash) !== position || this.own.has(position)) return false;
@@ -612,11 +643,10 @@ export class Consensus {
     for (const [voter, isFinal] of this.book.votesFor(hash)) if (isFinal) finals.add(voter);
     if (finals.size === 0) return false;
     if (this.ledger.conflictAt(block.account, height)) return false;
-    return hasQuorum(weightOf(finals, w.weights), w.total);
+    return hasQuorum(weightOf(finals, w), w.total);
   }
 
   private onCommitted(batch: CommittedBlock[]): void {
-    this.weightsCache = undefined;
     if (!this.running) return;
     for (const c of batch) this.blocks.remember(c.block, c.height);
     const finalized = batch.filter((c) => c.finalized);
@@ -625,7 +655,7 @@ export class Consensus {
       this.stats.final_on_apply += finalized.length;
       this.stats.last_finality_ns = this.now();
       const rep = this.localRep;
-      const voting = rep !== undefined && (this.weights().weights.get(rep.address) ?? 0n) > 0n;
+      const voting = rep !== undefined && this.weights().weight(rep.address) > 0n;
       for (const c of finalized) {
         // One final vote says it all: receivers count a final vote as a converge vote too. A block
         // final by others' votes (this node has no weight) gets none.
@@ -764,7 +794,7 @@ export class Consensus {
     const w = this.weights();
     const fallback = Date.now() - t.since >= this.fallbackMs;
     const decides = (voters: Set<string>) => {
-      const weight = weightOf(voters, w.weights);
+      const weight = weightOf(voters, w);
       return hasQuorum(weight, w.total) || (fallback && weight * 2n > w.total);
     };
     const position = `${account}:${previous}`;
@@ -779,7 +809,7 @@ export class Consensus {
     }
     const rep = this.localRep;
     let mine = this.own.get(position);
-    const weight = rep ? (w.weights.get(rep.address) ?? 0n) : 0n;
+    const weight = rep ? w.weight(rep.address) : 0n;
     if (rep && castLocal && weight > 0n && mine?.hash !== hash && !mine?.final) {
       // A converge vote, moving this representative's slot here from any earlier preference.
       this.own.set(position, (mine = { hash, account, previous, final: false }));
@@ -832,7 +862,7 @@ export class Consensus {
       timestamp: this.now(),
       final: v.final,
     };
-    const weight = this.weights().weights.get(v.rep.address) ?? 0n;
+    const weight = this.weights().weight(v.rep.address);
     const signed = signVote(vote, v.rep.seed, this.sign);
     // Kept like any representative's vote, so vote_request answers carry this node's too.
     this.book.keepBallot(`${v.account}:${v.previous}`, signed);
@@ -960,11 +990,4 @@ export class Consensus {
   async idle(): Promise<void> {
     while (this.flushing) await this.flushing;
   }
-}
-
-/** The current eligible weight of a set of voters (a rep without weight now counts 0). */
-function weightOf(voters: Set<string>, weights: Map<string, bigint>): bigint {
-  let s = 0n;
-  for (const v of voters) s += weights.get(v) ?? 0n;
-  return s;
 }

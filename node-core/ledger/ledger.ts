@@ -45,6 +45,7 @@ import type { LeaseBook } from '../leasing/lease-book.ts';
 import type { ReputationBook } from '../leasing/reputation.ts';
 import type { LeaseTiming } from '../leasing/timing.ts';
 import { addSupply, CountersBook } from './counters.ts';
+import { GroupWeights, RepWeights, type WeightLookup, type WeightView } from './rep-weights.ts';
 import { applyTypeRule, type Effects, type RuleView, type SignedBlock } from './rules/index.ts';
 
 /**
@@ -92,7 +93,7 @@ export interface CommittedBlock {
 export type InlineFinality = (
   block: SignedBlock,
   before: AccountRecord | undefined,
-  weights: () => Map<string, bigint>,
+  weights: () => WeightLookup,
 ) => boolean;
 
 export interface SubmitResult {
@@ -752,6 +753,7 @@ export class Ledger extends LedgerReads {
       const saved = {
         counters: structuredClone(ctx.counters),
         reps: new Map(ctx.reps),
+        repsDelta: ctx.repsDelta,
         resolved: ctx.resolved.length,
       };
       try {
@@ -772,6 +774,7 @@ export class Ledger extends LedgerReads {
         restore();
         ctx.counters = saved.counters;
         ctx.reps = saved.reps;
+        ctx.repsDelta = saved.repsDelta;
         ctx.resolved.length = saved.resolved;
         throw e;
       }
@@ -831,6 +834,7 @@ export class Ledger extends LedgerReads {
       ctx.counters.delegation_underflows += 1;
     }
     ctx.reps.set(rep, next);
+    ctx.repsDelta += next - cur;
   }
 
   // ---- write-ahead journal (block-journal.ts) ----------------------------------------------------
@@ -944,18 +948,13 @@ export class Ledger extends LedgerReads {
   }
 
   private openContext(): WriteContext {
-    return { counters: this.counters.read(), reps: new Map(), resolved: [] };
+    return { counters: this.counters.read(), reps: new Map(), repsDelta: 0n, resolved: [] };
   }
 
-  /** Representative weights as the group's writes so far leave them. */
-  private groupWeights(ctx: WriteContext): Map<string, bigint> {
-    ctx.baseReps ??= this.repsWritten ??= super.repWeights();
-    const w = new Map(ctx.baseReps);
-    for (const [rep, v] of ctx.reps) {
-      if (v === 0n) w.delete(rep);
-      else w.set(rep, v);
-    }
-    return w;
+  /** Representative weights as the group's writes so far leave them (no copy: rep-weights.ts). */
+  private groupWeights(ctx: WriteContext): WeightLookup {
+    ctx.baseReps ??= this.repsWritten ??= RepWeights.from(super.repWeights());
+    return new GroupWeights(ctx.baseReps, ctx.reps, ctx.repsDelta);
   }
 
   /**
@@ -963,7 +962,7 @@ export class Ledger extends LedgerReads {
    * transactions (inline finality asks for them with every block; reading them all took ~5 µs a
    * block at ingest). Kept by closeContext, the only writer; dropped when a group or genesis fails.
    */
-  private repsWritten: Map<string, bigint> | undefined;
+  private repsWritten: RepWeights | undefined;
 
   /**
    * The committed representative weights (what a read outside a write transaction sees), kept as
@@ -971,23 +970,22 @@ export class Ledger extends LedgerReads {
    * (~8 µs a block of main thread at ingest when read from the table). Dropped when a group or
    * genesis fails: the next call reads the table.
    */
-  private repsCommitted: Map<string, bigint> | undefined;
+  private repsCommitted: RepWeights | undefined;
   /** Each group's representative writes, by the group's op list, until its commit resolves. */
   private readonly groupReps = new WeakMap<object, Map<string, bigint>>();
 
-  /** Delegated XE weight per representative, as committed. */
-  override repWeights(): Map<string, bigint> {
-    this.repsCommitted ??= super.repWeights();
-    return new Map(this.repsCommitted);
+  /**
+   * Delegated XE weight per representative, as committed: a live view (not a copy), whose `version`
+   * changes with every commit that moves weight.
+   */
+  repWeightView(): WeightView {
+    return (this.repsCommitted ??= RepWeights.from(super.repWeights()));
   }
 
   private repsApplied(ops: WriteOp[]): void {
     const writes = this.groupReps.get(ops);
     if (writes === undefined || this.repsCommitted === undefined) return;
-    for (const [rep, w] of writes) {
-      if (w === 0n) this.repsCommitted.delete(rep);
-      else this.repsCommitted.set(rep, w);
-    }
+    for (const [rep, w] of writes) this.repsCommitted.set(rep, w);
   }
 
   /** Writes the group's counters and representative weights. */
@@ -995,8 +993,7 @@ export class Ledger extends LedgerReads {
     for (const [rep, w] of ctx.reps) {
       if (w === 0n) this.store.reps.removeSync(rep);
       else this.store.reps.putSync(rep, w.toString());
-      if (w === 0n) this.repsWritten?.delete(rep);
-      else this.repsWritten?.set(rep, w);
+      this.repsWritten?.set(rep, w);
     }
     this.counters.write(ctx.counters);
   }

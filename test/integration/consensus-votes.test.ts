@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eligibleWeights, hasQuorum } from '../../node-core/consensus/weights.ts';
+import { RepWeights } from '../../node-core/ledger/rep-weights.ts';
 import { keyPairFromSeed, signVote, type Vote } from '../../node-core/protocol/index.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
@@ -177,7 +178,7 @@ describe('remote votes', () => {
 });
 
 describe('eligibility and quorum (C-17)', () => {
-  const w = new Map([
+  const w = RepWeights.from([
     ['a', 60n],
     ['b', 40n],
     ['z', 0n],

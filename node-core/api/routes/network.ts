@@ -74,7 +74,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
         const kept = 'tally' in c ? c.tally?.get(hash) : undefined;
         if (kept) return { hash, votes: kept.votes, weight: kept.weight.toString() };
         const voters = node.consensus.votersFor(hash, c);
-        const weight = voters.reduce((sum, rep) => sum + (w.weights.get(rep) ?? 0n), 0n);
+        const weight = voters.reduce((sum, rep) => sum + w.weight(rep), 0n);
         return { hash, votes: voters.length, weight: weight.toString() };
       }),
       detected_at: c.detected_at,
@@ -96,7 +96,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
     const w = node.consensus.weights();
     const unfinalized = node.ledger.unfinalizedAccounts().length;
     const stats = node.consensus.stats;
-    const local = w.weights.get(node.nodeKey.address) ?? 0n;
+    const local = w.weight(node.nodeKey.address);
     // Representatives heard from in the last 10 minutes, this node's own included.
     const active = node.consensus.activeWeight();
     // A node whose own representative holds the quorum needs no peer; any other needs one at least.
@@ -159,7 +159,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       peerCount,
       unfinalized,
       stall: unfinalized === 0 || lastAdvance === undefined ? 0 : lastAdvance,
-      reps: w.weights.size,
+      reps: node.consensus.eligibleReps(),
     };
   };
 
@@ -212,7 +212,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           parked_blocks: node.parkedBlocks,
           delegation_underflows: c.delegation_underflows,
           total_delegated_weight: w.total.toString(),
-          representatives: w.weights.size,
+          representatives: node.consensus.eligibleReps(),
           finality_advances: node.consensus.stats.finality_advances,
           last_finality_ns: node.consensus.stats.last_finality_ns,
           consensus: {
@@ -282,7 +282,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       description: 'representative weight by software version and by known feature',
       auth: 'none',
       async handler() {
-        const w = node.consensus.weights();
+        const w = node.consensus.weightListing();
         const peers = new Map((node.p2p?.peers() ?? []).map((p) => [p.id, p]));
         // This node's own representative runs this binary; any other is followed through the
         // directory to the peer serving it and what that peer announced in netcheck.
@@ -412,7 +412,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
       description: 'delegated weight per eligible representative',
       auth: 'none',
       async handler() {
-        const w = node.consensus.weights();
+        const w = node.consensus.weightListing();
         return {
           weights: balanceMap(Object.fromEntries(w.weights)),
           total_weight: w.total.toString(),
