@@ -6,8 +6,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
  */
 
 /** The node's `GET /node` answer, as far as the benches read it. */
-export async function nodeInfo(url: string): Promise<{ network_id: string }> {
-  return (await (await fetch(`${url}/node`)).json()) as { network_id: string };
+export async function nodeInfo(url: string): Promise<{ network_id: string; representatives: number }> {
+  return (await (await fetch(`${url}/node`)).json()) as { network_id: string; representatives: number };
 }
 
 /**

@@ -172,13 +172,21 @@ const WARMUP = process.env.BENCH_INGEST_WARMUP !== '0';
  */
 const PASSES = Math.max(1, Number(process.env.BENCH_INGEST_PASSES ?? 3));
 
-/** `clients` streams of fresh blocks for `networkId` (`accounts` accounts of 50 blocks each). */
-export function ingestStreams(clients: number, networkId: string, accounts = 20): string[][] {
+/**
+ * `clients` streams of fresh blocks for `networkId` (`accounts` accounts of 50 blocks each); with
+ * `representative`, each account's blocks name the representative it draws.
+ */
+export function ingestStreams(
+  clients: number,
+  networkId: string,
+  accounts = 20,
+  representative?: () => string,
+): string[][] {
   const PER_ACCOUNT = 50;
   const t0 = nowNs();
   return Array.from({ length: clients }, () =>
     Array.from({ length: accounts }, () =>
-      buildChain(fastKey(), PER_ACCOUNT, networkId, t0, BENCH_DIFFICULTY),
+      buildChain(fastKey(), PER_ACCOUNT, networkId, t0, BENCH_DIFFICULTY, representative?.()),
     ).flat(),
   );
 }

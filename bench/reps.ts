@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { alternate, type AlternateSide } from './alternate.ts';
 import { driveIngest } from './ingest-client.ts';
 import { nodeInfo, waitForStartupWork } from './ingest-run.ts';
-import { median } from './measure.ts';
-import { BENCH_DIFFICULTY, buildChain, fastKey, ingestArgs } from './node.ts';
+import { median, nowNs } from './measure.ts';
+import { BENCH_DIFFICULTY, buildChain, fastKey, ingestArgs, ingestStreams } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
@@ -26,28 +26,18 @@ const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 10_000));
 const ROUNDS = Math.max(1, Number(process.env.BENCH_REPS_ROUNDS ?? 5));
 const WARMUP = 2;
 const CLIENTS = 16;
+/** Accounts of 50 blocks per client in a phase: 8,000 blocks. */
 const ACCOUNTS_PER_CLIENT = 10;
-const PER_ACCOUNT = 50;
 
 const randomRep = () => randomBytes(32).toString('hex');
 
 /** `count` opening claims spread over the clients, each delegating to `repOf(i)`. */
 function openings(networkId: string, count: number, repOf: (i: number) => string): string[][] {
-  const t0 = BigInt(Date.now()) * 1_000_000n;
+  const t0 = nowNs();
   const streams: string[][] = Array.from({ length: CLIENTS }, () => []);
   for (let i = 0; i < count; i++)
     streams[i % CLIENTS]!.push(...buildChain(fastKey(), 1, networkId, t0, BENCH_DIFFICULTY, repOf(i)));
   return streams;
-}
-
-/** One phase: each client's accounts, every block naming a representative drawn by `pick`. */
-function phase(networkId: string, pick: () => string): string[][] {
-  const t0 = BigInt(Date.now()) * 1_000_000n;
-  return Array.from({ length: CLIENTS }, () =>
-    Array.from({ length: ACCOUNTS_PER_CLIENT }, () =>
-      buildChain(fastKey(), PER_ACCOUNT, networkId, t0, BENCH_DIFFICULTY, pick()),
-    ).flat(),
-  );
 }
 
 /** A started node given its ledger of `reps` (the representatives its openings delegate to). */
@@ -60,12 +50,12 @@ async function prepare(node: SpawnedNode, reps: string[]): Promise<AlternateSide
   );
   if (run.failed) throw new Error(`openings: ${run.failed} failed, first: ${run.firstError}`);
   const pick = () => reps[Math.floor(Math.random() * reps.length)]!;
-  return { node, phases: Array.from({ length: WARMUP + ROUNDS }, () => phase(id, pick)) };
-}
-
-async function representatives(url: string): Promise<number> {
-  const n = (await (await fetch(`${url}/node`)).json()) as { representatives: number };
-  return n.representatives;
+  return {
+    node,
+    phases: Array.from({ length: WARMUP + ROUNDS }, () =>
+      ingestStreams(CLIENTS, id, ACCOUNTS_PER_CLIENT, pick),
+    ),
+  };
 }
 
 export default async function benchReps(log: (line: string) => void): Promise<Record<string, number>> {
@@ -76,7 +66,10 @@ export default async function benchReps(log: (line: string) => void): Promise<Re
     nodes.push(await spawnNode(ingestArgs(join(dir, 'one'), false)));
     const many = await prepare(nodes[0]!, Array.from({ length: REPS }, randomRep));
     const one = await prepare(nodes[1]!, [randomRep()]);
-    const counts = [await representatives(many.node.url), await representatives(one.node.url)];
+    const counts = [
+      (await nodeInfo(many.node.url)).representatives,
+      (await nodeInfo(one.node.url)).representatives,
+    ];
     log(
       `representatives with weight: ${counts[0]} on one node, ${counts[1]} on the other (the genesis's included)`,
     );
