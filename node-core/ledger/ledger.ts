@@ -953,7 +953,7 @@ export class Ledger extends LedgerReads {
 
   /** Representative weights as the group's writes so far leave them (no copy: rep-weights.ts). */
   private groupWeights(ctx: WriteContext): WeightLookup {
-    ctx.baseReps ??= this.repsWritten ??= RepWeights.from(super.repWeights());
+    ctx.baseReps ??= this.repsWritten ??= this.readReps();
     return new GroupWeights(ctx.baseReps, ctx.reps, ctx.repsDelta);
   }
 
@@ -979,7 +979,12 @@ export class Ledger extends LedgerReads {
    * changes with every commit that moves weight.
    */
   repWeightView(): WeightView {
-    return (this.repsCommitted ??= RepWeights.from(super.repWeights()));
+    return (this.repsCommitted ??= this.readReps());
+  }
+
+  /** The reps table, read whole into a table with its sum (once per cache after a reset). */
+  private readReps(): RepWeights {
+    return RepWeights.from(super.repWeights());
   }
 
   private repsApplied(ops: WriteOp[]): void {

@@ -3,7 +3,7 @@ import { formatDifficulty } from '../../protocol/pow.ts';
 import { computeSupply, type SupplyReport } from '../../ledger/supply.ts';
 import type { Conflict, ResolvedConflict } from '../../ledger/conflict-book.ts';
 import type { PendingEntry } from '../../ledger/reads.ts';
-import { hasQuorum } from '../../consensus/weights.ts';
+import { hasQuorum, weightOf } from '../../consensus/weights.ts';
 import { NETCHECK_VERSION, NODE_FEATURES } from '../../net/netcheck.ts';
 import { type Capabilities, repReadiness } from '../../net/rep-readiness.ts';
 import { networkStartedAt } from '../../ledger/network-start.ts';
@@ -74,7 +74,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
         const kept = 'tally' in c ? c.tally?.get(hash) : undefined;
         if (kept) return { hash, votes: kept.votes, weight: kept.weight.toString() };
         const voters = node.consensus.votersFor(hash, c);
-        const weight = voters.reduce((sum, rep) => sum + w.weight(rep), 0n);
+        const weight = weightOf(voters, w);
         return { hash, votes: voters.length, weight: weight.toString() };
       }),
       detected_at: c.detected_at,
