@@ -3,8 +3,9 @@
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
  * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing, vm-access, chat, sync; certificate,
  * which takes minutes, soak (a 10-minute ingest, memory sampled), startup (start-up and memory alone,
- * also part of node), ab (two nodes' CPU per block compared phase by phase: ab.ts) and reps (ingest
- * with many representatives against one: reps.ts) run only when named)
+ * also part of node), ab (two nodes' CPU per block compared phase by phase: ab.ts), reps (ingest
+ * with many representatives against one: reps.ts) and elections (ingest with 40 % of the weight
+ * offline, every block waiting for the fallback: elections.ts) run only when named)
  */
 import { availableParallelism, cpus } from 'node:os';
 
@@ -26,9 +27,10 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   soak: () => import('./soak.ts'),
   ab: () => import('./ab.ts'),
   reps: () => import('./reps.ts'),
+  elections: () => import('./elections.ts'),
 };
 /** Suites left out of a run that names none. */
-const onlyWhenNamed = new Set(['certificate', 'startup', 'soak', 'ab', 'reps']);
+const onlyWhenNamed = new Set(['certificate', 'startup', 'soak', 'ab', 'reps', 'elections']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length > 0 ? wanted : Object.keys(suites).filter((n) => !onlyWhenNamed.has(n));

@@ -9,6 +9,7 @@ import type { WeightLookup, WeightView } from '../ledger/rep-weights.ts';
 import type { RepresentativePolicy } from '../statechain/sys.ts';
 import type { StateChain } from '../statechain/statechain.ts';
 import { BlockCache } from './block-cache.ts';
+import { RedriveSchedule } from './redrive-schedule.ts';
 import { type SignedVote, VoteBook } from './vote-book.ts';
 import { VoteThrottle, type VoteThrottleOptions } from './vote-throttle.ts';
 import {
@@ -124,6 +125,10 @@ interface OwnVote {
  */
 export const FALLBACK_MS = 10_000;
 const SWEEP_MS = 1_000;
+/** The stalled-election schedule's resolution: how late a fallback or stability deadline may act. */
+const REDRIVE_TICK_MS = 250;
+/** A stalled election is looked at again at least this often (for weights drifting toward a quorum). */
+const MAX_REDRIVE_BACKOFF_MS = 8_000;
 
 export interface FinalityStats {
   finality_advances: number;
@@ -187,8 +192,12 @@ export class Consensus {
   private readonly tallies = new Map<string, Tally>();
   /** Accounts waiting for another account's finality (a receive's source). */
   private readonly waiters = new Map<string, Set<string>>();
-  /** Accounts whose next block lacked quorum; re-driven when a commit changes the weights. */
-  private readonly stalled = new Set<string>();
+  /** Accounts whose election stalled, each looked at again when it is due (redrive-schedule.ts). */
+  private readonly stalled = new RedriveSchedule({
+    tickMs: REDRIVE_TICK_MS,
+    backoffMs: SWEEP_MS,
+    maxBackoffMs: MAX_REDRIVE_BACKOFF_MS,
+  });
   private queue = new Map<string, number>();
   private flushing: Promise<void> | undefined;
   /** The eligibility of the committed weights, with the view, version and policy it was taken of. */
@@ -514,13 +523,11 @@ export class Consensus {
   /** Subscribes to commits and re-drives every account left unfinalized by a previous run. */
   start(unfinalized: Iterable<string>): void {
     this.running = true;
-    // Liveness: stalled elections are looked at again, so the fallback rule can apply without
-    // waiting for the next block.
+    // Liveness: stalled elections are looked at again when due, so the fallback rule can apply
+    // without waiting for the next block.
     this.sweeper = setInterval(() => {
-      const stalled = [...this.stalled];
-      this.stalled.clear();
-      for (const a of stalled) this.drive(a);
-    }, SWEEP_MS);
+      for (const a of this.stalled.takeDue(Date.now())) this.drive(a);
+    }, REDRIVE_TICK_MS);
     this.sweeper.unref();
     this.reaffirmer = setInterval(() => this.reaffirm(), this.reaffirmMs);
     this.reaffirmer.unref();
@@ -672,8 +679,6 @@ export class Consensus {
       }
     }
     const accounts = new Set(batch.filter((c) => !c.finalized).map((c) => c.block.account));
-    for (const a of this.stalled) accounts.add(a);
-    this.stalled.clear();
     for (const a of accounts) this.drive(a);
   }
 
@@ -685,17 +690,27 @@ export class Consensus {
 
   /**
    * Votes on consecutive unfinalized blocks of an account for as long as their dependencies are
-   * final, deciding each one whose final votes reach quorum.
+   * final, deciding each one whose final votes reach quorum. Where an election stalls, the account
+   * is looked at again when due (or sooner, by a vote or its source's finality).
    */
   private drive(account: string): void {
+    const stall = this.advance(account);
+    if (stall) this.stalled.add(account, stall.height, Date.now(), stall.wakeAtMs);
+    else this.stalled.forget(account);
+  }
+
+  /** drive's work: where the account's elections stalled, if they did for want of votes or time. */
+  private advance(account: string): { height: number; wakeAtMs?: number } | undefined {
     const height = this.ledger.heightOf(account);
     let h = this.finalHeight(account) + 1;
     while (h <= height) {
       const hash = this.ledger.hashAt(account, h);
-      if (hash === undefined) return;
+      if (hash === undefined) return undefined;
       const block = this.blocks.onChain(hash, account, h)?.block;
-      if (!block) return;
-      if (!this.sourceFinal(account, block)) return;
+      if (!block) return undefined;
+      const source = this.sourceState(account, block);
+      if (source === 'unknown') return { height: h };
+      if (source === 'waiting') return undefined;
       // In a conflict every representative prefers the lowest hash among the candidates
       // (reference-behavior.md 2.3), so first-seen splits cannot stall the election.
       const conflict = this.ledger.conflictAt(account, h);
@@ -714,44 +729,64 @@ export class Consensus {
         // The emission gate holds for the candidate voted for too: a staged receive gets this
         // node's vote only once its source is final here.
         const staged = this.ledger.stagedBlock(preferred)?.block;
-        if (staged && !this.sourceFinal(account, staged)) return;
+        if (staged) {
+          const stagedSource = this.sourceState(account, staged);
+          if (stagedSource === 'unknown') return { height: h };
+          if (stagedSource === 'waiting') return undefined;
+        }
         // This node's votes go to the preferred (staged) candidate, but the one on chain may still
         // win by the others' votes: both tallies are counted.
-        if (this.tally(`${account}:${h}:${preferred}`, account, preferred, block.previous, true)) {
+        const stagedKey = `${account}:${h}:${preferred}`;
+        if (this.tally(stagedKey, account, preferred, block.previous, true)) {
+          // The swap drives the account again once it is done.
           this.swapIn(account, h, preferred);
-          this.stalled.add(account);
-          return;
+          return { height: h };
         }
-        if (!this.tally(`${account}:${h}`, account, hash, block.previous, false)) {
-          this.stalled.add(account);
-          return;
-        }
+        if (!this.tally(`${account}:${h}`, account, hash, block.previous, false))
+          return {
+            height: h,
+            wakeAtMs: this.wakeAt(account, block.previous, [stagedKey, `${account}:${h}`]),
+          };
       } else if (!this.vote(account, h, hash, block.previous)) {
-        this.stalled.add(account);
-        return;
+        return { height: h, wakeAtMs: this.wakeAt(account, block.previous, [`${account}:${h}`]) };
       }
       this.decide(account, h);
       h++;
     }
+    return undefined;
   }
 
   /**
-   * The emission gate's source half (2.3 point 2): true unless `block` is a receive whose source is
-   * not final here. Otherwise `account` waits for the source's account (or, with the source unknown,
-   * for the next sweep).
+   * When a stalled election's tally could change with no vote arriving: the earliest of its
+   * tallies' fallback delay and its position's stability window running out, if still ahead.
    */
-  private sourceFinal(account: string, block: SignedBlock): boolean {
-    if (block.type !== 'receive' || !block.source) return true;
-    const src = this.blocks.get(block.source);
-    if (!src) {
-      this.stalled.add(account);
-      return false;
+  private wakeAt(account: string, previous: string, keys: string[]): number {
+    const nowMs = Date.now();
+    let at = Infinity;
+    for (const key of keys) {
+      const since = this.tallies.get(key)?.since;
+      if (since !== undefined && since + this.fallbackMs > nowMs) at = Math.min(at, since + this.fallbackMs);
     }
-    if (src.height <= this.finalHeight(src.block.account)) return true;
+    const candidate = this.candidateAt.get(`${account}:${previous}`);
+    if (candidate !== undefined && candidate + this.stabilityMs > nowMs)
+      at = Math.min(at, candidate + this.stabilityMs);
+    return at;
+  }
+
+  /**
+   * The emission gate's source half (2.3 point 2): 'final' unless `block` is a receive whose source
+   * is not final here. 'waiting': `account` is driven again when the source's account advances;
+   * 'unknown' (the source is not held): it is looked at again when due.
+   */
+  private sourceState(account: string, block: SignedBlock): 'final' | 'waiting' | 'unknown' {
+    if (block.type !== 'receive' || !block.source) return 'final';
+    const src = this.blocks.get(block.source);
+    if (!src) return 'unknown';
+    if (src.height <= this.finalHeight(src.block.account)) return 'final';
     let set = this.waiters.get(src.block.account);
     if (!set) this.waiters.set(src.block.account, (set = new Set()));
     set.add(account);
-    return false;
+    return 'waiting';
   }
 
   /** Casts the local representative's votes at a position; true when the block reached finality. */

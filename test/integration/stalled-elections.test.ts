@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Wallet } from '../../node-core/client/wallet.ts';
+import { keyPairFromSeed } from '../../node-core/protocol/index.ts';
+import { seedOf, startTestNode, type TestNode } from '../helpers/node.ts';
+
+/**
+ * A representative holding 40 % of the weight is offline: no block reaches the 67 % quorum, each
+ * waits for the fallback (more than half after the delay). Every account with a block waiting has
+ * an open election. Consensus used to look at all of them again with every commit, which cost
+ * 18 µs an election a commit and took a node from 3,000 to 240 blocks/s (issue #18); each is now
+ * looked at again when its own timers or its backoff come due.
+ */
+describe('elections stalled for want of votes', () => {
+  let t: TestNode | undefined;
+  afterEach(async () => {
+    await t?.stop();
+    t = undefined;
+  });
+
+  const OFFLINE = keyPairFromSeed(new Uint8Array(32).fill(91)).address;
+  /** 17 of the genesis's 42 million XE delegated to a representative that never votes: 40 %. */
+  const SHARE = 17_000_000_000_000n;
+
+  async function delegateAway(node: TestNode): Promise<{ treasury: Wallet; holder: Wallet }> {
+    const treasury = await node.wallet(seedOf(node.keys.treasury.seed_hex));
+    const holder = await node.wallet();
+    const s = await treasury.send(holder.address, SHARE);
+    holder.delegateTo(OFFLINE);
+    await holder.receive({
+      hash: s.hash!,
+      from: treasury.address,
+      amount: SHARE,
+      asset: 'XE',
+      timestamp: s.timestamp,
+    });
+    expect(node.node.ledger.repWeightView().get(OFFLINE)).toBe(SHARE);
+    return { treasury, holder };
+  }
+
+  /** `n` new accounts each opened by a claim: `n` elections left open. */
+  async function openAccounts(node: TestNode, n: number): Promise<string[]> {
+    const wallets = await Promise.all(Array.from({ length: n }, () => node.wallet()));
+    const blocks = await Promise.all(wallets.map((w) => w.claim(1_000_000n)));
+    return blocks.map((b) => b.hash!);
+  }
+
+  const finalized = (node: TestNode, hashes: string[]) =>
+    hashes.filter((h) => node.node.ledger.getBlock(h)?.finalized).length;
+
+  async function until(cond: () => boolean, timeoutMs: number): Promise<number> {
+    const started = Date.now();
+    while (!cond()) {
+      if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return Date.now() - started;
+  }
+
+  it('a commit looks again at the accounts it touched, not at every open election; all decide at the fallback', async () => {
+    const node = (t = await startTestNode({ consensusTiming: { fallbackMs: 4_000 } }));
+    await delegateAway(node);
+    const N = 150;
+    const open = await openAccounts(node, N);
+    expect(finalized(node, open)).toBe(0);
+    expect(node.node.ledger.unfinalizedAccounts().length).toBeGreaterThanOrEqual(N);
+
+    // Each consensus pass over an account starts by asking its height: count those asks while 20
+    // more blocks are committed one by one. Looking at every open election with every commit
+    // would be at least 20 x 150; the 20 accounts touched and the elections whose retry falls
+    // inside the window are a few hundred at most.
+    const ledger = node.node.ledger;
+    const heightOf = ledger.heightOf.bind(ledger);
+    let asks = 0;
+    ledger.heightOf = (address: string) => {
+      asks += 1;
+      return heightOf(address);
+    };
+    const more: string[] = [];
+    try {
+      for (let i = 0; i < 20; i++) more.push(...(await openAccounts(node, 1)));
+    } finally {
+      ledger.heightOf = heightOf;
+    }
+    expect(asks).toBeLessThan(3 * N);
+
+    // Nothing is lost by looking less often: every election decides once its fallback runs out.
+    const all = [...open, ...more];
+    await until(() => finalized(node, all) === all.length, 12_000);
+    expect(node.node.ledger.unfinalizedAccounts()).toEqual([]);
+  });
+
+  it('elections stalled short of the quorum decide within the backoff once weight moves back, with no vote and no fallback', async () => {
+    const node = (t = await startTestNode({ consensusTiming: { fallbackMs: 600_000 } }));
+    const { treasury, holder } = await delegateAway(node);
+    const open = await openAccounts(node, 30);
+    // Past the first retry (at 1 s), so the backoff has grown to 2 s.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(finalized(node, open)).toBe(0);
+    // The offline representative's weight goes back to the treasury's (sent funds are nobody's
+    // weight until received): this node's representative holds the quorum again.
+    await holder.send(treasury.address, SHARE);
+    const ms = await until(() => finalized(node, open) === open.length, 12_000);
+    // These had been retried once: each is looked at again within 2 s (the schedule's tick and a
+    // loaded machine's timers added, well within 6 s), long before the fallback's 10 minutes.
+    expect(ms).toBeLessThan(6_000);
+    await until(() => node.node.ledger.unfinalizedAccounts().length === 0, 5_000);
+  });
+});
