@@ -48,7 +48,7 @@ export class LeaseBook {
   /** The undo entry of a block, left in place (to judge a staged sibling against its parent). */
   peekUndo(blockHash: string): LeaseUndo | undefined {
     const text = this.store.leaseUndo.get(hashKey(blockHash));
-    return text === undefined ? undefined : decodeLeaseUndo(text);
+    return text === undefined ? undefined : this.decodeUndo(text);
   }
 
   /** The undo entry of a block, removed (it is read once, by the rollback of that block). */
@@ -56,8 +56,14 @@ export class LeaseBook {
     const key = hashKey(blockHash);
     const text = this.store.leaseUndo.get(key);
     if (text === undefined) return undefined;
+    const u = this.decodeUndo(text);
     this.store.leaseUndo.removeSync(key);
-    return decodeLeaseUndo(text);
+    return u;
+  }
+
+  /** An undo entry, its before-image's renewals taken from the lease record as it stands. */
+  private decodeUndo(text: string): LeaseUndo {
+    return decodeLeaseUndo(text, (leaseHash) => this.get(leaseHash)?.renewals ?? []);
   }
 
   /** Leases in hash order, filtered, paged; `total` counts every match. */

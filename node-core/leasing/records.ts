@@ -108,7 +108,25 @@ export function encodeLease(r: LeaseRecord): string {
 }
 
 export function decodeLease(text: string): LeaseRecord {
-  const o = parseJson(text) as Record<string, unknown>;
+  return leaseFromJson(parseJson(text) as Record<string, unknown>);
+}
+
+function beforeImage(
+  o: Record<string, unknown>,
+  count: number | undefined,
+  current: (leaseHash: string) => LeaseRenewal[],
+): LeaseRecord {
+  const r = leaseFromJson(o);
+  if (count === undefined) return r;
+  const renewals = current(r.lease_hash);
+  if (renewals.length < count)
+    throw new Error(
+      `lease ${r.lease_hash}: an undo entry names ${count} renewals, the record holds ${renewals.length}`,
+    );
+  return { ...r, renewals: renewals.slice(0, count) };
+}
+
+function leaseFromJson(o: Record<string, unknown>): LeaseRecord {
   for (const f of BIGINT_FIELDS) if (o[f] !== undefined) o[f] = toBig(o[f]);
   o.renewals = ((o.renewals as Record<string, unknown>[] | undefined) ?? []).map((x) => ({
     renew_hash: x.renew_hash as string,
@@ -122,13 +140,27 @@ export function decodeLease(text: string): LeaseRecord {
   return o as unknown as LeaseRecord;
 }
 
+/**
+ * A lease's renewals only grow (a rollback takes the newest back first), and the before-image of
+ * every lease-family block is stored with it: a copy of the renewals in each would make a lease
+ * held by renewals every minute store a quadratic amount (about 11 GB of undo entries in a week of
+ * 10,000 renewals; issue #18). So the before-image keeps their count (`before_renewals`), and
+ * decoding takes that many from the record as it stands when the entry is read.
+ */
 export function encodeLeaseUndo(u: LeaseUndo): string {
-  return stringifyJson(u);
+  if (!u.before) return stringifyJson(u);
+  const { renewals, ...before } = u.before;
+  return stringifyJson({ ...u, before, before_renewals: renewals.length });
 }
 
-export function decodeLeaseUndo(text: string): LeaseUndo {
+/**
+ * `current`: the lease's renewals as the record holds them now (a prefix of them is the
+ * before-image's). Entries written before the count replaced the copy hold their renewals.
+ */
+export function decodeLeaseUndo(text: string, current: (leaseHash: string) => LeaseRenewal[]): LeaseUndo {
   const o = parseJson(text) as Record<string, unknown> & {
-    before?: unknown;
+    before?: Record<string, unknown>;
+    before_renewals?: number;
     pendingBefore?: { destination: string; hash: string; record: Record<string, unknown> };
     supply: { asset: string; term: string; amount: unknown }[];
     credit?: { account: string; asset: string; amount: unknown };
@@ -136,7 +168,7 @@ export function decodeLeaseUndo(text: string): LeaseUndo {
   };
   return {
     lease_hash: o.lease_hash as string,
-    before: o.before === undefined ? undefined : decodeLease(stringifyJson(o.before)),
+    before: o.before === undefined ? undefined : beforeImage(o.before, o.before_renewals, current),
     pendingBefore:
       o.pendingBefore === undefined
         ? undefined
