@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
- * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing, vm-access, chat, sync; certificate,
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing, indexed, vm-access, chat, sync; certificate,
  * which takes minutes, soak (a 10-minute ingest, memory sampled), startup (start-up and memory alone,
  * also part of node), ab (two nodes' CPU per block compared phase by phase: ab.ts), reps (ingest
  * with many representatives against one: reps.ts) and elections (ingest with 40 % of the weight
@@ -28,6 +28,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   ab: () => import('./ab.ts'),
   reps: () => import('./reps.ts'),
   elections: () => import('./elections.ts'),
+  indexed: () => import('./indexed-reads.ts'),
 };
 /** Suites left out of a run that names none. */
 const onlyWhenNamed = new Set(['certificate', 'startup', 'soak', 'ab', 'reps', 'elections']);

@@ -40,6 +40,7 @@ import type { ProviderCapacity } from './leasing/marketplace/capacity.ts';
 import { type LeaseRequestOptions, LeaseRequests } from './leasing/marketplace/lease-requests.ts';
 import { Marketplace, type MarketplaceOptions } from './leasing/marketplace/marketplace.ts';
 import { leaseStake } from './leasing/pricing.ts';
+import { OPEN_STATES } from './leasing/records.ts';
 import { NodeWallet } from './node-wallet.ts';
 import type { LeaseHolds } from './leasing/consumer/hold.ts';
 import type { LeaseRenewals } from './leasing/consumer/renewals.ts';
@@ -879,7 +880,11 @@ export class LedgerNode {
         now: this.now,
         publish: (m) => void this.p2p?.publishMarketplace(m),
         certificates: this.certificates,
-        leasesOf: (provider) => this.ledger.leases.list({ provider }, 0, Number.MAX_SAFE_INTEGER).leases,
+        // Capacity counts the leases still open; a provider's settled history is not read.
+        leasesOf: (provider) =>
+          OPEN_STATES.flatMap(
+            (state) => this.ledger.leases.list({ provider, state }, 0, Number.MAX_SAFE_INTEGER).leases,
+          ),
         get capacity() {
           return offered();
         },

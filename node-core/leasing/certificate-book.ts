@@ -9,16 +9,33 @@ import {
 /** How many certificates a node keeps per provider, expired ones included (LS-15). */
 export const CERTIFICATES_PER_PROVIDER = 256;
 
+/** Marks a store whose certificate index was built (stores from before it have none). */
+const INDEX_META = 'certificate_index';
+
+const indexKey = (c: PerformanceCertificate) =>
+  `${c.provider}:${c.issued_at.toString().padStart(20, '0')}:${c.hash}`;
+
 /**
  * Performance certificates this node knows, by hash, persisted. Only certificates whose content was
  * verified are put here (the caller's job). Up to 256 per provider are kept, newest issued first, so
  * a lease naming an older certificate still validates after the provider renewed it.
+ *
+ * A provider's certificates are found through an index by provider (the marketplace asks for its
+ * own newest one with every request it sees and every 10 s, and every new certificate trims its
+ * provider's): without it each of those decoded every certificate of every provider (issue #18).
  */
 export class CertificateBook {
   private readonly store: Store;
 
   constructor(store: Store) {
     this.store = store;
+    if (store.meta.get(INDEX_META) === undefined) {
+      // A store from before the index: indexed once, in one transaction.
+      store.root.transactionSync(() => {
+        for (const c of this.all()) store.certificateIndex.putSync(indexKey(c), '');
+        store.meta.putSync(INDEX_META, '1');
+      });
+    }
   }
 
   get(hash: string): PerformanceCertificate | undefined {
@@ -31,25 +48,56 @@ export class CertificateBook {
     if (this.store.certificates.get(cert.hash) !== undefined) return false;
     await this.store.transaction(() => {
       this.store.certificates.putSync(cert.hash, stringifyJson(certificateToJson(cert)));
+      this.store.certificateIndex.putSync(indexKey(cert), '');
       const mine = this.ofProvider(cert.provider);
-      for (const old of mine.slice(CERTIFICATES_PER_PROVIDER)) this.store.certificates.removeSync(old.hash);
+      for (const old of mine.slice(CERTIFICATES_PER_PROVIDER)) {
+        this.store.certificates.removeSync(old.hash);
+        this.store.certificateIndex.removeSync(indexKey(old));
+      }
     });
     return true;
   }
 
-  /** A provider's certificates, newest issued first. */
+  /** A provider's certificates, newest issued first (those issued together in hash order). */
   ofProvider(provider: string): PerformanceCertificate[] {
     const out: PerformanceCertificate[] = [];
-    for (const { value } of this.store.certificates.getRange({})) {
-      const c = decodeCertificate(parseJson(value));
-      if (c.provider === provider) out.push(c);
+    // From `provider:` to just past its last key (';' follows ':').
+    const range = { start: `${provider}:`, end: `${provider};` };
+    for (const key of this.store.certificateIndex.getKeys(range)) {
+      const c = this.get(key.slice(key.lastIndexOf(':') + 1));
+      if (c) out.push(c);
     }
+    // Ascending by issue time, then hash; a stable sort turns it newest first, ties kept in hash order.
     return out.sort((a, b) => (a.issued_at > b.issued_at ? -1 : a.issued_at < b.issued_at ? 1 : 0));
   }
 
-  /** The provider's newest certificate that has not expired at `now`. */
+  /**
+   * The provider's newest certificate that has not expired at `now`: read newest first from the
+   * index, decoding only until one is valid (usually the first), those issued together in hash order.
+   */
   newestValid(provider: string, now: bigint): PerformanceCertificate | undefined {
-    return this.ofProvider(provider).find((c) => c.expires_at >= now);
+    let issued: string | undefined;
+    let group: string[] = [];
+    const firstValid = () => {
+      for (const hash of group) {
+        const c = this.get(hash);
+        if (c && c.expires_at >= now) return c;
+      }
+      return undefined;
+    };
+    // Backwards from just past the provider's last key to its first.
+    const range = { start: `${provider};`, end: `${provider}:`, reverse: true };
+    for (const key of this.store.certificateIndex.getKeys(range)) {
+      const [, at, hash] = key.split(':') as [string, string, string];
+      if (at !== issued) {
+        const found = firstValid();
+        if (found) return found;
+        issued = at;
+        group = [];
+      }
+      group.unshift(hash); // read in descending hash order; kept ascending
+    }
+    return firstValid();
   }
 
   all(): PerformanceCertificate[] {

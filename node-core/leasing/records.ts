@@ -25,6 +25,9 @@ export const TERMINAL_STATES: ReadonlySet<LeaseState> = new Set([
   'expired',
 ]);
 
+/** The states a lease block can still follow: what occupies a provider's capacity. */
+export const OPEN_STATES: readonly LeaseState[] = LEASE_STATES.filter((s) => !TERMINAL_STATES.has(s));
+
 /** A `lease_renew` extension (our extension, decisions D7), with the parameters it locked. */
 export interface LeaseRenewal {
   renew_hash: string;

@@ -121,12 +121,19 @@ export class Store {
   readonly voteLocks: Database<string, string>;
   /** lease hash (64 hex) -> lease record JSON (leasing/records.ts) */
   readonly leases: Database<string, string>;
+  /**
+   * The leases by party and by state (leasing/lease-book.ts): `p:<provider>:<lease hash>` and
+   * `c:<consumer>:<lease hash>` -> its state, `s:<state>:<lease hash>` -> ''
+   */
+  readonly leaseIndex: Database<string, string>;
   /** lease-family block hash (32 bytes) -> what undoing that block puts back (JSON) */
   readonly leaseUndo: Database<string, Uint8Array>;
   /** `address:block hash` -> what that lease-family block added to the account's reputation (JSON) */
   readonly reputation: Database<string, string>;
   /** performance certificate hash (64 hex) -> certificate JSON (protocol.md 8.6) */
   readonly certificates: Database<string, string>;
+  /** `<provider>:<issued_at, 20 digits>:<certificate hash>` -> '' (leasing/certificate-book.ts) */
+  readonly certificateIndex: Database<string, string>;
   /** state-chain index -> state block JSON (op values verbatim) */
   readonly stateBlocks: Database<string, number>;
   /** state-chain key -> value JSON text, verbatim */
@@ -230,12 +237,14 @@ export class Store {
     this.staged = bin('staged');
     this.voteLocks = text<string>('vote_locks');
     this.leases = text<string>('leases');
+    this.leaseIndex = text<string>('lease_index');
     this.leaseUndo = root.openDB<string, Uint8Array>('lease_undo', {
       encoding: 'string',
       keyEncoding: 'binary',
     });
     this.reputation = text<string>('reputation');
     this.certificates = text<string>('certificates');
+    this.certificateIndex = text<string>('certificate_index');
     this.stateBlocks = text<number>('state_blocks');
     this.kv = text<string>('kv');
     this.vms = text<string>('vms');

@@ -74,7 +74,7 @@ export interface MarketplaceDeps {
     get(hash: string): PerformanceCertificate | undefined;
     newestValid(provider: string, now: bigint): PerformanceCertificate | undefined;
   };
-  /** The lease records naming `provider`, any state. */
+  /** The lease records naming `provider` that are still open (records.ts OPEN_STATES): capacity. */
   leasesOf: (provider: string) => Iterable<LeaseRecord>;
   /** This node's capacity as a provider; undefined: it provides nothing. */
   capacity?: ProviderCapacity;
