@@ -3,6 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { CertificateBook } from '../node-core/leasing/certificate-book.ts';
+import {
+  accountKey,
+  addRecordBalances,
+  chainKey,
+  decodePending,
+  encodeAccount,
+  encodePending,
+  isChainKey,
+  isPendingKey,
+  isRecordKey,
+  pendingKey,
+} from '../node-core/ledger/codec.ts';
+import { LedgerReads } from '../node-core/ledger/reads.ts';
+import { bytesToHex } from '../node-core/protocol/hex.ts';
 import { LeaseBook } from '../node-core/leasing/lease-book.ts';
 import { decodeLease, LEASE_STATES, type LeaseRecord } from '../node-core/leasing/records.ts';
 import { decodeCertificate, type PerformanceCertificate } from '../node-core/protocol/certificate.ts';
@@ -21,14 +35,24 @@ import { median } from './measure.ts';
  * deleted, so the table grows with the network's history. Certificates: one provider's newest (the
  * marketplace asks for its own with every request it sees and every 10 s), among BENCH_CERTIFICATES
  * (default 20,000) of 200 providers (up to 256 are kept per provider).
+ *
+ * The accounts table (each account's record, then a chain entry a block, then the sends pending to
+ * it): a page of accounts deep in the listing (`GET /accounts?offset=`), the first page of pending
+ * sends when few are pending (`GET /pending`) and the supply report's pass (`GET /supply`), on
+ * BENCH_ACCOUNTS accounts (default 20,000; every 20th with 500 blocks, the others 1-10) with 100
+ * sends pending in all; they skip long runs of chain entries, where they walked every key.
  */
 const LEASES = Math.max(1_000, Number(process.env.BENCH_LEASES ?? 50_000));
 const CERTIFICATES = Math.max(1_000, Number(process.env.BENCH_CERTIFICATES ?? 20_000));
 const PROVIDERS = 500;
 const CERT_PROVIDERS = 200;
+const ACCOUNTS = Math.max(1_000, Number(process.env.BENCH_ACCOUNTS ?? 20_000));
+/** Most accounts have a few blocks, some very many (an exchange's, a faucet's, a busy provider's). */
+const blocksOf = (i: number) => (i % 20 === 0 ? 500 : 1 + (i % 10));
+const SHAPE = 'accounts (every 20th of 500 blocks, the others 1-10)';
 const REPEATS = 7;
 
-const party = (i: number, tag: string) => (tag + i.toString(16)).padEnd(64, '0');
+const party = (i: number, tag: string) => (tag + i.toString(16).padStart(8, '0')).padEnd(64, '0');
 
 function lease(i: number): LeaseRecord {
   // Most of a network's leases are over; a few per provider are open.
@@ -102,6 +126,37 @@ export default async function benchIndexedReads(
     });
     const certificates = new CertificateBook(store);
     for (let i = 0; i < CERTIFICATES; i++) await certificates.add(certificate(i));
+    await store.root.transaction(() => {
+      for (let i = 0; i < ACCOUNTS; i++) {
+        const address = party(i, 'a');
+        const balances = { XE: 1_000_000n + BigInt(i) };
+        store.accounts.putSync(
+          accountKey(address),
+          encodeAccount({
+            height: blocksOf(i),
+            frontier: 'f'.repeat(64),
+            balances,
+            representative: 'e'.repeat(64),
+            final_height: blocksOf(i),
+            final_balances: balances,
+            last_timestamp: 1n,
+          }),
+        );
+        for (let h = 1; h <= blocksOf(i); h++)
+          store.accounts.putSync(chainKey(address, h), new Uint8Array(40).fill(h));
+        if (i % Math.floor(ACCOUNTS / 100) === 0)
+          store.accounts.putSync(
+            pendingKey(address, party(i, 'd')),
+            encodePending({ from: party(i + 1, 'a'), amount: 5n, asset: 'XE', timestamp: 1n }),
+          );
+      }
+    });
+    const reads = new LedgerReads(store);
+    /** The former way: every key of the accounts table walked, those wanted kept. */
+    const walk = function* () {
+      for (const { key, value } of store.accounts.getRange({})) if (!isChainKey(key)) yield { key, value };
+    };
+    const deep = ACCOUNTS - 100;
     /** The former way: every record decoded, then filtered. */
     const scan = (keep: (r: LeaseRecord) => boolean) => {
       const out: LeaseRecord[] = [];
@@ -154,15 +209,60 @@ export default async function benchIndexedReads(
           return [mine.find((c) => c.expires_at >= now)];
         },
       },
+      {
+        name: `a page of accounts at offset ${deep.toLocaleString('en')} (GET /accounts)`,
+        key: 'accounts_offset',
+        of: `${ACCOUNTS.toLocaleString('en')} ${SHAPE}`,
+        indexed: () => reads.listAccounts(deep, 100).map((a) => a.address),
+        scanned: () => {
+          const out: string[] = [];
+          let skipped = 0;
+          for (const { key } of walk()) {
+            if (!isRecordKey(key) || skipped++ < deep) continue;
+            out.push(bytesToHex(key.subarray(0, 32)));
+            if (out.length >= 100) break;
+          }
+          return out;
+        },
+      },
+      {
+        name: 'the first page of pending sends, 100 among them (GET /pending)',
+        key: 'pending',
+        of: `${ACCOUNTS.toLocaleString('en')} ${SHAPE}`,
+        indexed: () => reads.listPending(0, 100).map((p) => p.hash),
+        scanned: () => {
+          const out: string[] = [];
+          for (const { key } of walk()) if (isPendingKey(key)) out.push(bytesToHex(key.subarray(33, 65)));
+          return out.slice(0, 100);
+        },
+      },
+      {
+        name: 'the supply report (GET /supply)',
+        key: 'supply',
+        of: `${ACCOUNTS.toLocaleString('en')} ${SHAPE}`,
+        indexed: () => {
+          const h = reads.sumHoldings();
+          return [h.balances.XE, h.inFlight.XE];
+        },
+        scanned: () => {
+          const balances: Record<string, bigint> = {};
+          let pending = 0n;
+          for (const { key, value } of walk()) {
+            if (isRecordKey(key)) addRecordBalances(value, balances);
+            else if (isPendingKey(key)) pending += decodePending(value).amount;
+          }
+          return [balances.XE, pending];
+        },
+      },
     ];
-    const out: Record<string, number> = { leases: LEASES, certificates: CERTIFICATES };
+    const out: Record<string, number> = { leases: LEASES, certificates: CERTIFICATES, accounts: ACCOUNTS };
     for (const c of cases) {
       const a = time(c.indexed);
       const b = time(c.scanned);
       if (!isDeepStrictEqual(a.out, b.out)) throw new Error(`${c.name}: the index and the pass disagree`);
       log(
         `${c.name}, of ${c.of ?? `${LEASES.toLocaleString('en')} leases`}: ${a.ms.toFixed(2)} ms indexed against ${b.ms.toFixed(1)} ms` +
-          ` decoding every record (medians of ${REPEATS}): ${(b.ms / a.ms).toFixed(0)}x faster, ${a.out.length} found`,
+          ` reading every record (medians of ${REPEATS}): ${(b.ms / a.ms).toFixed(0)}x faster, ${a.out.length} found`,
       );
       out[`${c.key}_indexed_ms`] = a.ms;
       out[`${c.key}_scan_ms`] = b.ms;

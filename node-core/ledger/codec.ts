@@ -213,6 +213,10 @@ export function isPendingKey(k: Uint8Array): boolean {
   return k.length === 65 && k[32] === ACCT_PENDING;
 }
 
+export function isChainKey(k: Uint8Array): boolean {
+  return k.length === 37 && k[32] === ACCT_CHAIN;
+}
+
 export function isRecordKey(k: Uint8Array): boolean {
   return k.length === 33 && k[32] === ACCT_RECORD;
 }
