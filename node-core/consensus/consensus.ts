@@ -129,6 +129,8 @@ const SWEEP_MS = 1_000;
 const REDRIVE_TICK_MS = 250;
 /** A stalled election is looked at again at least this often (for weights drifting toward a quorum). */
 const MAX_REDRIVE_BACKOFF_MS = 8_000;
+/** Open positions re-affirmed in one turn of the event loop (about 50 µs each). */
+const REAFFIRM_SLICE = 200;
 
 export interface FinalityStats {
   finality_advances: number;
@@ -206,6 +208,8 @@ export class Consensus {
   private running = false;
   private sweeper: NodeJS.Timeout | undefined;
   private reaffirmer: NodeJS.Timeout | undefined;
+  /** A re-affirmation pass is under way (it runs in slices). */
+  private reaffirming = false;
   private lingerSweeper: NodeJS.Timeout | undefined;
   readonly stats: FinalityStats = {
     finality_advances: 0,
@@ -909,19 +913,35 @@ export class Consensus {
    * fresh timestamp (C-08): a node that missed the first copy (it was offline, its clock was off,
    * gossip lost it) gets another, and a fresh timestamp keeps it inside receivers' 5-minute window
    * and makes it a new gossip message rather than a duplicate the mesh drops.
+   *
+   * In slices of REAFFIRM_SLICE positions, one per turn of the event loop: with a large
+   * representative offline every block's election stays open for the fallback's 10 s, and a pass
+   * over all of them in one go (about 50 µs each, a signature and the reads that it is still open)
+   * held the thread, which the desktop app shares with its window, for 148 ms at 3,000 (issue #18).
    */
   private reaffirm(): void {
     const rep = this.localRep;
-    if (!rep || !this.sink || !this.running) return;
-    for (const [position, o] of this.own) {
-      // Settled, or gone with a rollback (the block it names is held no more): nothing to re-affirm.
-      if (this.finalizedAt(position) !== undefined || !this.holds(o.hash)) {
-        this.own.delete(position);
-        continue;
+    if (!rep || !this.sink || !this.running || this.reaffirming) return;
+    const positions = [...this.own.keys()];
+    this.reaffirming = true;
+    const slice = (from: number) => {
+      const end = Math.min(from + REAFFIRM_SLICE, positions.length);
+      for (let i = from; i < end; i++) {
+        const position = positions[i]!;
+        const o = this.own.get(position);
+        if (!o) continue; // decided meanwhile
+        // Settled, or gone with a rollback (the block it names is held no more): nothing to re-affirm.
+        if (this.finalizedAt(position) !== undefined || !this.holds(o.hash)) {
+          this.own.delete(position);
+          continue;
+        }
+        this.stats.votes_reaffirmed += 1;
+        this.emit({ rep, hash: o.hash, account: o.account, previous: o.previous, final: o.final });
       }
-      this.stats.votes_reaffirmed += 1;
-      this.emit({ rep, hash: o.hash, account: o.account, previous: o.previous, final: o.final });
-    }
+      if (end < positions.length && this.running) setImmediate(() => slice(end));
+      else this.reaffirming = false;
+    };
+    slice(0);
   }
 
   /**

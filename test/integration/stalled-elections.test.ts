@@ -105,4 +105,36 @@ describe('elections stalled for want of votes', () => {
     expect(ms).toBeLessThan(6_000);
     await until(() => node.node.ledger.unfinalizedAccounts().length === 0, 5_000);
   });
+
+  it('re-affirms every open election in slices, not in one turn of the event loop (a recording sink in place of gossip)', async () => {
+    const node = (t = await startTestNode({ consensusTiming: { fallbackMs: 600_000, reaffirmMs: 1_000 } }));
+    await delegateAway(node);
+    const open: string[] = [];
+    for (let i = 0; i < 1_000; i += 25) open.push(...(await openAccounts(node, 25)));
+    // Each turn of the event loop runs the ticker once: the votes sent are counted per turn.
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn += 1;
+      if (ticking) setImmediate(tick);
+    };
+    tick();
+    const perTurn = new Map<number, number>();
+    const sent = new Map<string, number>();
+    node.node.consensus.setSink({
+      broadcast: (vote) => {
+        perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1);
+        sent.set(vote.block_hash, (sent.get(vote.block_hash) ?? 0) + 1);
+      },
+    });
+    try {
+      await until(() => open.every((h) => (sent.get(h) ?? 0) >= 1), 5_000);
+    } finally {
+      ticking = false;
+    }
+    expect(finalized(node, open)).toBe(0);
+    // 1,000 positions in slices of 200: at least 5 turns, none with more than a slice.
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(200);
+    expect(perTurn.size).toBeGreaterThanOrEqual(5);
+  });
 });
