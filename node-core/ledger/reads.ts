@@ -207,11 +207,19 @@ export class LedgerReads {
   }
 
   listAccounts(offset: number, limit: number): { address: string; account: AccountRecord }[] {
-    // Nothing is decoded for the accounts the offset skips.
-    const out: { address: string; account: AccountRecord }[] = [];
+    // The offset is walked over keys alone: nothing is read or decoded for the accounts skipped.
+    let start: Uint8Array | undefined;
     let skipped = 0;
-    for (const { key, value } of this.recordsAndPending()) {
-      if (!isRecordKey(key) || skipped++ < offset) continue;
+    for (const key of this.recordAndPendingKeys()) {
+      if (isRecordKey(key) && skipped++ === offset) {
+        start = new Uint8Array(key); // a copy: the iterator may reuse its key buffer
+        break;
+      }
+    }
+    const out: { address: string; account: AccountRecord }[] = [];
+    if (start === undefined) return out;
+    for (const { key, value } of this.recordsAndPending(start)) {
+      if (!isRecordKey(key)) continue;
       out.push({ address: bytesToHex(key.subarray(0, 32)), account: decodeAccount(value) });
       if (out.length >= limit) break;
     }
@@ -225,17 +233,33 @@ export class LedgerReads {
    * supply report walked every key: with 50 blocks an account, 50 entries for each record they
    * wanted (issue #18).
    */
-  private *recordsAndPending(): Generator<{ key: Uint8Array; value: Uint8Array }> {
-    let start: Uint8Array | undefined;
+  private recordsAndPending(from?: Uint8Array): Generator<{ key: Uint8Array; value: Uint8Array }> {
+    const range = (start?: Uint8Array) => this.store.accounts.getRange(start === undefined ? {} : { start });
+    return this.skipChainRuns(from, range, (e) => e.key);
+  }
+
+  /** recordsAndPending's keys alone (no value is read): to walk past an offset. */
+  private recordAndPendingKeys(): Generator<Uint8Array> {
+    const range = (start?: Uint8Array) => this.store.accounts.getKeys(start === undefined ? {} : { start });
+    return this.skipChainRuns(undefined, range, (k) => k);
+  }
+
+  private *skipChainRuns<E>(
+    from: Uint8Array | undefined,
+    range: (start?: Uint8Array) => Iterable<E>,
+    keyOf: (e: E) => Uint8Array,
+  ): Generator<E> {
+    let start = from;
     for (;;) {
       let run = 0;
       let resume: Uint8Array | undefined;
-      for (const e of this.store.accounts.getRange(start === undefined ? {} : { start })) {
-        if (!isChainKey(e.key)) {
+      for (const e of range(start)) {
+        const key = keyOf(e);
+        if (!isChainKey(key)) {
           run = 0;
           yield e;
         } else if (++run > CHAIN_STEPS) {
-          resume = accountRange(bytesToHex(e.key.subarray(0, 32)), 'chain').end;
+          resume = accountRange(bytesToHex(key.subarray(0, 32)), 'chain').end;
           break;
         }
       }
