@@ -1,10 +1,7 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CERTIFICATES_PER_PROVIDER, CertificateBook } from '../../node-core/leasing/certificate-book.ts';
 import type { PerformanceCertificate } from '../../node-core/protocol/certificate.ts';
-import { Store } from '../../node-core/store/store.ts';
-import { tempDir } from '../helpers/node.ts';
+import { tempStores } from '../helpers/temp-stores.ts';
 
 /**
  * A provider's certificates are read through an index by provider (the marketplace asks for its
@@ -13,18 +10,10 @@ import { tempDir } from '../helpers/node.ts';
  * per provider), and for a store written before the index existed.
  */
 describe('certificate index', () => {
-  const dirs: string[] = [];
-  const stores: Store[] = [];
-  afterEach(async () => {
-    for (const s of stores.splice(0)) await s.close();
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  });
+  const stores = tempStores();
   const open = (dir?: string) => {
-    const d = dir ?? tempDir();
-    if (!dir) dirs.push(d);
-    const store = Store.open({ path: join(d, 'store.lmdb') });
-    stores.push(store);
-    return { dir: d, store, book: new CertificateBook(store) };
+    const o = stores.open(dir);
+    return { ...o, book: new CertificateBook(o.store) };
   };
 
   const PROVIDERS = ['a', 'b', 'c'].map((x) => x.repeat(64));
@@ -96,8 +85,7 @@ describe('certificate index', () => {
       store.meta.removeSync('certificate_index');
     });
     expect(book.ofProvider(PROVIDERS[0]!)).toEqual([]);
-    stores.splice(0);
-    await store.close();
+    await stores.close(store);
     const reopened = open(dir);
     for (const p of PROVIDERS) expect(reopened.book.ofProvider(p)).toEqual(expected(added, p));
     expect(reopened.store.meta.get('certificate_index')).toBe('1');

@@ -1,10 +1,7 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LeaseBook, type LeaseFilter } from '../../node-core/leasing/lease-book.ts';
 import { LEASE_STATES, type LeaseRecord, type LeaseState } from '../../node-core/leasing/records.ts';
-import { Store } from '../../node-core/store/store.ts';
-import { tempDir } from '../helpers/node.ts';
+import { tempStores } from '../helpers/temp-stores.ts';
 
 /**
  * The lease table is indexed by provider, consumer and state, so the readers that ask for a party's
@@ -14,18 +11,10 @@ import { tempDir } from '../helpers/node.ts';
  * and a store written before the index existed.
  */
 describe('lease index', () => {
-  const dirs: string[] = [];
-  const stores: Store[] = [];
-  afterEach(async () => {
-    for (const s of stores.splice(0)) await s.close();
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  });
+  const stores = tempStores();
   const open = (dir?: string) => {
-    const d = dir ?? tempDir();
-    if (!dir) dirs.push(d);
-    const store = Store.open({ path: join(d, 'store.lmdb') });
-    stores.push(store);
-    return { dir: d, store, book: new LeaseBook(store) };
+    const o = stores.open(dir);
+    return { ...o, book: new LeaseBook(o.store) };
   };
 
   /** A small deterministic generator (mulberry32), so a failure names its seed. */
@@ -142,8 +131,7 @@ describe('lease index', () => {
       store.meta.removeSync('lease_index');
     });
     expect(book.list({ provider: PARTIES[0] }, 0, 100).total).toBe(0);
-    stores.splice(0);
-    await store.close();
+    await stores.close(store);
     const reopened = open(dir);
     checkAll(reopened.book, all);
     expect(reopened.store.meta.get('lease_index')).toBe('1');
