@@ -948,20 +948,27 @@ export class Consensus {
    * Removes records left behind for positions finalized meanwhile (C-14): tallies, votes, signed
    * ballots and throttle windows of elections that were decided by another path (sync, a swap, a
    * restart), and answer counters of positions long settled.
+   *
+   * An open position has a tally, votes, a ballot and this node's own vote: each is asked about once
+   * (with thousands of elections open, a large representative offline, asking four times took
+   * 9-15 ms of the thread at 3,000 every 30 s).
    */
   sweepLingering(): number {
+    const answers = new Map<string, boolean>();
+    const decided = (position: string) => {
+      let a = answers.get(position);
+      if (a === undefined) answers.set(position, (a = this.finalizedAt(position) !== undefined));
+      return a;
+    };
     let swept = 0;
     for (const [key, t] of this.tallies) {
-      if (this.finalizedAt(`${t.account}:${t.previous}`) === undefined) continue;
+      if (!decided(`${t.account}:${t.previous}`)) continue;
       this.tallies.delete(key);
       swept += 1;
     }
-    swept += this.book.sweep(
-      (position) => this.finalizedAt(position) !== undefined,
-      (position) => this.throttle.forget(position),
-    );
+    swept += this.book.sweep(decided, (position) => this.throttle.forget(position));
     for (const position of this.own.keys()) {
-      if (this.finalizedAt(position) === undefined) continue;
+      if (!decided(position)) continue;
       this.own.delete(position);
       this.candidateAt.delete(position);
       swept += 1;
