@@ -3,9 +3,12 @@ import { hashKey } from '../ledger/codec.ts';
 import {
   decodeLease,
   decodeLeaseUndo,
+  decodeRenewal,
   encodeLease,
   encodeLeaseUndo,
+  encodeRenewal,
   type LeaseRecord,
+  type LeaseRenewal,
   type LeaseState,
   type LeaseUndo,
 } from './records.ts';
@@ -18,6 +21,10 @@ export interface LeaseFilter {
 
 /** Marks a store whose lease index was built (stores from before it have leases and no index). */
 const INDEX_META = 'lease_index';
+/** Marks a store whose renewals were moved out of the lease records into their own entries. */
+const RENEWALS_META = 'lease_renewals';
+
+const renewalKey = (leaseHash: string, index: number) => `${leaseHash}:${String(index).padStart(10, '0')}`;
 
 const byProvider = (provider: string) => `p:${provider}:`;
 const byConsumer = (consumer: string) => `c:${consumer}:`;
@@ -39,6 +46,41 @@ export class LeaseBook {
   constructor(store: Store) {
     this.store = store;
     if (store.meta.get(INDEX_META) === undefined) this.buildIndex();
+    if (store.meta.get(RENEWALS_META) === undefined) this.moveRenewals();
+  }
+
+  /**
+   * Moves the renewals of a store written while they were kept in the lease records into their own
+   * entries, each record rewritten with their count and sums: once, in one transaction.
+   */
+  private moveRenewals(): void {
+    this.store.root.transactionSync(() => {
+      for (const { key, value } of this.store.leases.getRange({})) {
+        let legacy: LeaseRenewal[] | undefined;
+        const r = decodeLease(value, (renewals) => (legacy = renewals));
+        if (legacy === undefined) continue;
+        legacy.forEach((x, i) => this.putRenewal(key, i, x));
+        this.store.leases.putSync(key, encodeLease(r));
+      }
+      this.store.meta.putSync(RENEWALS_META, '1');
+    });
+  }
+
+  /** The `index`th renewal of a lease (from 0), written by the `lease_renew` block that made it. */
+  putRenewal(leaseHash: string, index: number, r: LeaseRenewal): void {
+    this.store.leaseRenewals.putSync(renewalKey(leaseHash, index), encodeRenewal(r));
+  }
+
+  /** A lease's renewals, oldest first (the record has their count and sums). */
+  renewalsOf(leaseHash: string): LeaseRenewal[] {
+    const range = { start: `${leaseHash}:`, end: `${leaseHash};` }; // ';' follows ':'
+    return [...this.store.leaseRenewals.getRange(range)].map(({ value }) => decodeRenewal(value));
+  }
+
+  /** Removes renewals `from` and up of a lease (a rollback of them). */
+  private dropRenewals(leaseHash: string, from: number): void {
+    const range = { start: renewalKey(leaseHash, from), end: `${leaseHash};` };
+    for (const key of [...this.store.leaseRenewals.getKeys(range)]) this.store.leaseRenewals.removeSync(key);
   }
 
   /** Indexes the leases a store held before it had the index: once, in one transaction. */
@@ -64,16 +106,22 @@ export class LeaseBook {
     return text === undefined ? undefined : decodeLease(text);
   }
 
+  /**
+   * Writes a lease record. One with fewer renewals than the stored one (a before-image put back by
+   * a rollback) takes the renewals past its count with it.
+   */
   put(r: LeaseRecord): void {
-    const was = this.store.leaseIndex.get(byProvider(r.provider) + r.lease_hash) as LeaseState | undefined;
+    const old = this.get(r.lease_hash);
     this.store.leases.putSync(r.lease_hash, encodeLease(r));
-    this.index(r, was);
+    if (old && old.renewal_count > r.renewal_count) this.dropRenewals(r.lease_hash, r.renewal_count);
+    this.index(r, old?.state);
   }
 
   remove(hash: string): void {
     const r = this.get(hash);
     this.store.leases.removeSync(hash);
     if (r === undefined) return;
+    this.dropRenewals(hash, 0);
     const idx = this.store.leaseIndex;
     idx.removeSync(byState(r.state) + hash);
     idx.removeSync(byProvider(r.provider) + hash);
@@ -87,7 +135,7 @@ export class LeaseBook {
   /** The undo entry of a block, left in place (to judge a staged sibling against its parent). */
   peekUndo(blockHash: string): LeaseUndo | undefined {
     const text = this.store.leaseUndo.get(hashKey(blockHash));
-    return text === undefined ? undefined : this.decodeUndo(text);
+    return text === undefined ? undefined : decodeLeaseUndo(text);
   }
 
   /** The undo entry of a block, removed (it is read once, by the rollback of that block). */
@@ -95,14 +143,9 @@ export class LeaseBook {
     const key = hashKey(blockHash);
     const text = this.store.leaseUndo.get(key);
     if (text === undefined) return undefined;
-    const u = this.decodeUndo(text);
+    const u = decodeLeaseUndo(text);
     this.store.leaseUndo.removeSync(key);
     return u;
-  }
-
-  /** An undo entry, its before-image's renewals taken from the lease record as it stands. */
-  private decodeUndo(text: string): LeaseUndo {
-    return decodeLeaseUndo(text, (leaseHash) => this.get(leaseHash)?.renewals ?? []);
   }
 
   /**

@@ -102,6 +102,7 @@ export class LedgerLeasing {
       if (bytes !== undefined) pendingBefore = { destination, hash, record: decodePending(bytes) };
     }
     this.leases.put(lease);
+    if (fx.renewal) this.leases.putRenewal(lease.lease_hash, lease.renewal_count - 1, fx.renewal);
     const parties = this.reputation.record(block.hash, reputationEvents(block, lease));
     this.leases.putUndo(block.hash, {
       lease_hash: lease.lease_hash,

@@ -1,6 +1,7 @@
 import { parseJson, stringifyJson } from '../protocol/json.ts';
 import type { SupplyDelta } from '../ledger/counters.ts';
 import type { PendingRecord } from '../ledger/records.ts';
+import { cappedR, leaseEmission } from './pricing.ts';
 
 /**
  * The lease object (reference-behavior.md 4.1): keyed by the hash of its `lease` block, changed by
@@ -63,7 +64,16 @@ export interface LeaseRecord {
   locked_r?: bigint;
   locked_payout_cap?: bigint;
   locked_twap_milli?: bigint;
-  renewals: LeaseRenewal[];
+  /**
+   * Its renewals are stored beside the record, one entry each (LeaseBook.renewalsOf): a lease held
+   * by a renewal a minute has thousands, and the record, read and written with every lease block
+   * and read by every listing, carries their count and the sums a settle needs instead (issue #18).
+   */
+  renewal_count: number;
+  /** The renewals' costs, summed (part of `cost`). */
+  renewed_cost: bigint;
+  /** The XE each renewal pays at settle, at the parameters it locked, summed. */
+  renewal_emission: bigint;
   /** The `lease` block's timestamp. */
   created_at: bigint;
   /** Hash of the block that accepted it (the provider's chain). */
@@ -99,39 +109,38 @@ const BIGINT_FIELDS = [
   'locked_payout_cap',
   'locked_twap_milli',
   'created_at',
+  'renewed_cost',
+  'renewal_emission',
 ] as const;
 
 function toBig(v: unknown): bigint {
   return typeof v === 'bigint' ? v : BigInt(v as number | string);
 }
 
-/** Lease records are stored as lossless JSON: a lease is written a few times in its life, not a hot path. */
+/** Lease records are stored as lossless JSON: small, their renewals kept apart. */
 export function encodeLease(r: LeaseRecord): string {
   return stringifyJson(r);
 }
 
-export function decodeLease(text: string): LeaseRecord {
-  return leaseFromJson(parseJson(text) as Record<string, unknown>);
+/**
+ * A stored lease record. Records written before renewals were kept apart hold them in an array
+ * (`renewals`): read as one of today's, their count and sums taken from it; `legacyRenewals` gets
+ * the array, for the store's one-time move of them (LeaseBook).
+ */
+export function decodeLease(text: string, legacyRenewals?: (r: LeaseRenewal[]) => void): LeaseRecord {
+  return leaseFromJson(parseJson(text) as Record<string, unknown>, legacyRenewals);
 }
 
-function beforeImage(
-  o: Record<string, unknown>,
-  count: number | undefined,
-  current: (leaseHash: string) => LeaseRenewal[],
-): LeaseRecord {
-  const r = leaseFromJson(o);
-  if (count === undefined) return r;
-  const renewals = current(r.lease_hash);
-  if (renewals.length < count)
-    throw new Error(
-      `lease ${r.lease_hash}: an undo entry names ${count} renewals, the record holds ${renewals.length}`,
-    );
-  return { ...r, renewals: renewals.slice(0, count) };
+export function encodeRenewal(r: LeaseRenewal): string {
+  return stringifyJson(r);
 }
 
-function leaseFromJson(o: Record<string, unknown>): LeaseRecord {
-  for (const f of BIGINT_FIELDS) if (o[f] !== undefined) o[f] = toBig(o[f]);
-  o.renewals = ((o.renewals as Record<string, unknown>[] | undefined) ?? []).map((x) => ({
+export function decodeRenewal(text: string): LeaseRenewal {
+  return renewalFromJson(parseJson(text) as Record<string, unknown>);
+}
+
+function renewalFromJson(x: Record<string, unknown>): LeaseRenewal {
+  return {
     renew_hash: x.renew_hash as string,
     duration: toBig(x.duration),
     cost: toBig(x.cost),
@@ -139,31 +148,41 @@ function leaseFromJson(o: Record<string, unknown>): LeaseRecord {
     locked_r: toBig(x.locked_r),
     locked_payout_cap: toBig(x.locked_payout_cap),
     locked_twap_milli: toBig(x.locked_twap_milli),
-  }));
+  };
+}
+
+/** What a renewal pays at settle: its cost's emission at the parameters it locked. */
+export function renewalEmission(r: LeaseRenewal): bigint {
+  return leaseEmission(r.cost, cappedR(r));
+}
+
+function leaseFromJson(
+  o: Record<string, unknown>,
+  legacyRenewals?: (r: LeaseRenewal[]) => void,
+): LeaseRecord {
+  for (const f of BIGINT_FIELDS) if (o[f] !== undefined) o[f] = toBig(o[f]);
+  if (Array.isArray(o.renewals)) {
+    const renewals = (o.renewals as Record<string, unknown>[]).map(renewalFromJson);
+    delete o.renewals;
+    o.renewal_count = renewals.length;
+    o.renewed_cost = renewals.reduce((sum, r) => sum + r.cost, 0n);
+    o.renewal_emission = renewals.reduce((sum, r) => sum + renewalEmission(r), 0n);
+    legacyRenewals?.(renewals);
+  }
   return o as unknown as LeaseRecord;
 }
 
-/**
- * A lease's renewals only grow (a rollback takes the newest back first), and the before-image of
- * every lease-family block is stored with it: a copy of the renewals in each would make a lease
- * held by renewals every minute store a quadratic amount (about 11 GB of undo entries in a week of
- * 10,000 renewals; issue #18). So the before-image keeps their count (`before_renewals`), and
- * decoding takes that many from the record as it stands when the entry is read.
- */
 export function encodeLeaseUndo(u: LeaseUndo): string {
-  if (!u.before) return stringifyJson(u);
-  const { renewals, ...before } = u.before;
-  return stringifyJson({ ...u, before, before_renewals: renewals.length });
+  return stringifyJson(u);
 }
 
 /**
- * `current`: the lease's renewals as the record holds them now (a prefix of them is the
- * before-image's). Entries written before the count replaced the copy hold their renewals.
+ * An undo entry. Its before-image is a record like any (those written while renewals were in the
+ * record hold them in an array, read as decodeLease reads it).
  */
-export function decodeLeaseUndo(text: string, current: (leaseHash: string) => LeaseRenewal[]): LeaseUndo {
+export function decodeLeaseUndo(text: string): LeaseUndo {
   const o = parseJson(text) as Record<string, unknown> & {
     before?: Record<string, unknown>;
-    before_renewals?: number;
     pendingBefore?: { destination: string; hash: string; record: Record<string, unknown> };
     supply: { asset: string; term: string; amount: unknown }[];
     credit?: { account: string; asset: string; amount: unknown };
@@ -171,7 +190,7 @@ export function decodeLeaseUndo(text: string, current: (leaseHash: string) => Le
   };
   return {
     lease_hash: o.lease_hash as string,
-    before: o.before === undefined ? undefined : beforeImage(o.before, o.before_renewals, current),
+    before: o.before === undefined ? undefined : leaseFromJson(o.before),
     pendingBefore:
       o.pendingBefore === undefined
         ? undefined

@@ -126,6 +126,8 @@ export class Store {
    * `c:<consumer>:<lease hash>` -> its state, `s:<state>:<lease hash>` -> ''
    */
   readonly leaseIndex: Database<string, string>;
+  /** `<lease hash>:<index, 10 digits>` -> that renewal of the lease (JSON; leasing/lease-book.ts) */
+  readonly leaseRenewals: Database<string, string>;
   /** lease-family block hash (32 bytes) -> what undoing that block puts back (JSON) */
   readonly leaseUndo: Database<string, Uint8Array>;
   /** `address:block hash` -> what that lease-family block added to the account's reputation (JSON) */
@@ -238,6 +240,7 @@ export class Store {
     this.voteLocks = text<string>('vote_locks');
     this.leases = text<string>('leases');
     this.leaseIndex = text<string>('lease_index');
+    this.leaseRenewals = text<string>('lease_renewals');
     this.leaseUndo = root.openDB<string, Uint8Array>('lease_undo', {
       encoding: 'string',
       keyEncoding: 'binary',

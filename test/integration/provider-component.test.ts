@@ -38,7 +38,9 @@ function leaseOf(n: number, over: Partial<LeaseRecord> = {}): LeaseRecord {
     start_time: 0n,
     certificate_hash: 'cc'.repeat(32),
     settled: false,
-    renewals: [],
+    renewal_count: 0,
+    renewed_cost: 0n,
+    renewal_emission: 0n,
     created_at: NOW(),
     ...over,
   };

@@ -44,7 +44,9 @@ describe('lease index', () => {
     stake,
     start_time: 0n,
     settled: false,
-    renewals: [],
+    renewal_count: 0,
+    renewed_cost: 0n,
+    renewal_emission: 0n,
     created_at: 1n,
   });
 

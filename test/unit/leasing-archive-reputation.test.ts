@@ -20,7 +20,9 @@ const lease: LeaseRecord = {
   stake: 100n,
   start_time: 1_000n * S,
   settled: false,
-  renewals: [],
+  renewal_count: 0,
+  renewed_cost: 0n,
+  renewal_emission: 0n,
   created_at: 900n * S,
 };
 const T = DEFAULT_LEASE_TIMING;

@@ -70,7 +70,9 @@ function lease(provider: string, state: LeaseState, vcpus = 1n, memory_mb = 1024
     stake: 0n,
     start_time: 0n,
     settled: state === 'settled',
-    renewals: [],
+    renewal_count: 0,
+    renewed_cost: 0n,
+    renewal_emission: 0n,
     created_at: T0,
   };
 }

@@ -4,7 +4,7 @@ import { hexToBytes } from '../../protocol/hex.ts';
 import { attestationSubject } from '../../leasing/attestation-subject.ts';
 import { LeasingError } from '../../leasing/errors.ts';
 import { localAttestation } from '../../leasing/local-attestation.ts';
-import { LEASE_STATES, type LeaseRecord, type LeaseState } from '../../leasing/records.ts';
+import { LEASE_STATES, type LeaseRecord, type LeaseRenewal, type LeaseState } from '../../leasing/records.ts';
 import { leaseTotalEmission } from '../../leasing/rules/settle.ts';
 import { ApiError } from '../errors.ts';
 import { leaseHoldJson } from './leases.ts';
@@ -19,7 +19,7 @@ import { errorSchema, hex64, lower, page, type Page, pageQuery } from './common.
  */
 
 /** A lease in the contract's Lease shape, plus `state` and `renewals`; amounts as strings (D3). */
-export function leaseJson(r: LeaseRecord): Record<string, unknown> {
+export function leaseJson(r: LeaseRecord, renewals: LeaseRenewal[]): Record<string, unknown> {
   return {
     lease_hash: r.lease_hash,
     state: r.state,
@@ -43,7 +43,7 @@ export function leaseJson(r: LeaseRecord): Record<string, unknown> {
         }
       : {}),
     ...(r.accept_hash ? { accept_hash: r.accept_hash } : {}),
-    renewals: r.renewals.map((x) => ({ ...x, cost: x.cost.toString() })),
+    renewals: renewals.map((x) => ({ ...x, cost: x.cost.toString() })),
     created_at: r.created_at,
     // What the provider's settle was paid (an extension): the XE emission at the locked parameters.
     ...(r.state === 'settled' ? { emission: leaseTotalEmission(r).toString() } : {}),
@@ -127,7 +127,7 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
           limit,
         );
         reply.header('x-total-count', String(total));
-        return leases.map(leaseJson);
+        return leases.map((r) => leaseJson(r, node.ledger.leases.renewalsOf(r.lease_hash)));
       },
     }),
     defineRoute<{ params: { hash: string } }>({
@@ -140,7 +140,10 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
         const r = node.ledger.leases.get(lower(req.params.hash));
         if (!r) throw ApiError.notFound('lease not found');
         // `hold` only when the node account holds (or held) it: POST /lease/{hash}/hold.
-        return { ...leaseJson(r), ...leaseHoldJson(node, r.lease_hash) };
+        return {
+          ...leaseJson(r, node.ledger.leases.renewalsOf(r.lease_hash)),
+          ...leaseHoldJson(node, r.lease_hash),
+        };
       },
     }),
     defineRoute({

@@ -56,7 +56,9 @@ export const leaseRule: TypeRule = (input) => {
       start_time: 0n,
       certificate_hash: block.certificate_hash,
       settled: false,
-      renewals: [],
+      renewal_count: 0,
+      renewed_cost: 0n,
+      renewal_emission: 0n,
       created_at: block.timestamp,
     },
   };

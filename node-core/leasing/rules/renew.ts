@@ -2,6 +2,7 @@ import { LedgerError } from '../../ledger/errors.ts';
 import { debit } from '../../ledger/rules/arith.ts';
 import type { TypeRule } from '../../ledger/rules/types.ts';
 import { checkLeaseBounds, leaseCost, MAX_LEASE_DURATION_SECS } from '../pricing.ts';
+import { renewalEmission } from '../records.ts';
 import { leaseExpiry } from '../timing.ts';
 import { asRejection, attested, lockedParams, requireAsset, sourceLease } from './common.ts';
 
@@ -50,6 +51,10 @@ export const renewRule: TypeRule = (input) => {
   const locked = lockedParams(input, t);
   const escrow = view.pending(lease.provider, lease.lease_hash);
   if (escrow === undefined) throw new LedgerError('lease_state', 'no escrow pending for this lease');
+  const renewal = { renew_hash: block.hash, duration: extension, cost, start_time: t, ...locked };
+  // What it will pay at settle, known now: a renewal whose emission cannot be computed is refused
+  // here rather than leaving a lease no settle can close.
+  const emission = asRejection(() => renewalEmission(renewal));
   return {
     balance: debit(old, cost, 'XUSD'),
     pendingPut: {
@@ -62,10 +67,10 @@ export const renewRule: TypeRule = (input) => {
       ...lease,
       duration: lease.duration + extension,
       cost: lease.cost + cost,
-      renewals: [
-        ...lease.renewals,
-        { renew_hash: block.hash, duration: extension, cost, start_time: t, ...locked },
-      ],
+      renewal_count: lease.renewal_count + 1,
+      renewed_cost: lease.renewed_cost + cost,
+      renewal_emission: lease.renewal_emission + emission,
     },
+    renewal,
   };
 };

@@ -50,15 +50,14 @@ export const settleRule: TypeRule = (input) => {
  * of each renewal at the parameters it locked (renewals are our extension, D7).
  */
 export function leaseTotalEmission(lease: LeaseRecord): bigint {
-  const renewed = lease.renewals.reduce((sum, r) => sum + r.cost, 0n);
-  let total = leaseEmission(
-    lease.cost - renewed,
+  const leased = leaseEmission(
+    lease.cost - lease.renewed_cost,
     cappedR({
       locked_r: lease.locked_r ?? 0n,
       locked_payout_cap: lease.locked_payout_cap ?? 0n,
       locked_twap_milli: lease.locked_twap_milli ?? 0n,
     }),
   );
-  for (const r of lease.renewals) total += leaseEmission(r.cost, cappedR(r));
-  return total;
+  // Each renewal's emission was summed as it was applied (records.ts renewalEmission).
+  return leased + lease.renewal_emission;
 }

@@ -1,7 +1,7 @@
 import type { Block } from '../../protocol/block.ts';
 import type { Keyset } from '../../protocol/keys.ts';
 import type { LeaseView } from '../../leasing/rules/view.ts';
-import type { LeaseRecord } from '../../leasing/records.ts';
+import type { LeaseRecord, LeaseRenewal } from '../../leasing/records.ts';
 import type { Faucet } from '../../statechain/sys.ts';
 import type { SupplyDelta } from '../counters.ts';
 import type { AccountRecord, PendingRecord } from '../records.ts';
@@ -48,6 +48,8 @@ export interface Effects {
   supply?: SupplyDelta[];
   /** The lease record as the block leaves it (lease-family blocks). */
   lease?: LeaseRecord;
+  /** The renewal a `lease_renew` adds, stored beside the lease record (LeaseBook). */
+  renewal?: LeaseRenewal;
   /** A credit to the block's own account outside its balance field (the stake returned at settle). */
   credit?: { asset: string; amount: bigint };
   /** An account whose frontier block must be undone first (a cancel that wins over an accept). */
