@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { alternate, type AlternateSide } from './alternate.ts';
 import { driveIngest } from './ingest-client.ts';
 import { nodeInfo, waitForStartupWork } from './ingest-run.ts';
-import { median, nowNs } from './measure.ts';
-import { BENCH_DIFFICULTY, buildChain, fastKey, ingestArgs } from './node.ts';
+import { median } from './measure.ts';
+import { ingestArgs, openingStreams } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
@@ -30,15 +30,6 @@ const PHASE_BLOCKS = 8_000;
 /** 28,000 claims of 1,000 XE beside the genesis's 42 million: 40 % of the weight. */
 const OFFLINE_ACCOUNTS = 28_000;
 
-/** `count` accounts opened by a claim, spread over the clients, delegating to `rep` if given. */
-function openings(networkId: string, count: number, rep?: string): string[][] {
-  const t0 = nowNs();
-  const streams: string[][] = Array.from({ length: CLIENTS }, () => []);
-  for (let i = 0; i < count; i++)
-    streams[i % CLIENTS]!.push(...buildChain(fastKey(), 1, networkId, t0, BENCH_DIFFICULTY, rep));
-  return streams;
-}
-
 interface Readiness {
   unfinalized_positions: number;
   finality_advances: number;
@@ -51,11 +42,14 @@ async function readiness(url: string): Promise<Readiness> {
 async function prepare(node: SpawnedNode, rep: string | undefined): Promise<AlternateSide> {
   const id = (await nodeInfo(node.url)).network_id;
   await waitForStartupWork(node.url);
-  const run = await driveIngest(node.url, openings(id, OFFLINE_ACCOUNTS, rep));
+  const run = await driveIngest(
+    node.url,
+    openingStreams(CLIENTS, id, OFFLINE_ACCOUNTS, () => rep),
+  );
   if (run.failed) throw new Error(`openings: ${run.failed} failed, first: ${run.firstError}`);
   return {
     node,
-    phases: Array.from({ length: WARMUP + ROUNDS }, () => openings(id, PHASE_BLOCKS)),
+    phases: Array.from({ length: WARMUP + ROUNDS }, () => openingStreams(CLIENTS, id, PHASE_BLOCKS)),
   };
 }
 

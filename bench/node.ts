@@ -191,6 +191,23 @@ export function ingestStreams(
   );
 }
 
+/**
+ * `count` new accounts, each opened by one claim, spread over `clients` streams; each delegates to
+ * `repOf(i)` if that names a representative (the reps and elections benches' ledgers and phases).
+ */
+export function openingStreams(
+  clients: number,
+  networkId: string,
+  count: number,
+  repOf: (i: number) => string | undefined = () => undefined,
+): string[][] {
+  const t0 = nowNs();
+  const streams: string[][] = Array.from({ length: clients }, () => []);
+  for (let i = 0; i < count; i++)
+    streams[i % clients]!.push(...buildChain(fastKey(), 1, networkId, t0, BENCH_DIFFICULTY, repOf(i)));
+  return streams;
+}
+
 /** One timed phase of an ingest run: the clients' rate and what it cost the node and the client. */
 async function ingestPhase(
   node: { url: string; proc: { pid?: number } },

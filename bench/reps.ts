@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { alternate, type AlternateSide } from './alternate.ts';
 import { driveIngest } from './ingest-client.ts';
 import { nodeInfo, waitForStartupWork } from './ingest-run.ts';
-import { median, nowNs } from './measure.ts';
-import { BENCH_DIFFICULTY, buildChain, fastKey, ingestArgs, ingestStreams } from './node.ts';
+import { median } from './measure.ts';
+import { ingestArgs, ingestStreams, openingStreams } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
@@ -31,22 +31,13 @@ const ACCOUNTS_PER_CLIENT = 10;
 
 const randomRep = () => randomBytes(32).toString('hex');
 
-/** `count` opening claims spread over the clients, each delegating to `repOf(i)`. */
-function openings(networkId: string, count: number, repOf: (i: number) => string): string[][] {
-  const t0 = nowNs();
-  const streams: string[][] = Array.from({ length: CLIENTS }, () => []);
-  for (let i = 0; i < count; i++)
-    streams[i % CLIENTS]!.push(...buildChain(fastKey(), 1, networkId, t0, BENCH_DIFFICULTY, repOf(i)));
-  return streams;
-}
-
 /** A started node given its ledger of `reps` (the representatives its openings delegate to). */
 async function prepare(node: SpawnedNode, reps: string[]): Promise<AlternateSide> {
   const id = (await nodeInfo(node.url)).network_id;
   await waitForStartupWork(node.url);
   const run = await driveIngest(
     node.url,
-    openings(id, REPS, (i) => reps[i % reps.length]!),
+    openingStreams(CLIENTS, id, REPS, (i) => reps[i % reps.length]!),
   );
   if (run.failed) throw new Error(`openings: ${run.failed} failed, first: ${run.firstError}`);
   const pick = () => reps[Math.floor(Math.random() * reps.length)]!;
