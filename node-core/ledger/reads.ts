@@ -349,6 +349,14 @@ export class LedgerReads {
   }
 
   /**
+   * How many accounts have blocks above their final height, counted without listing them (`/ready`,
+   * which the window asks every 5 s: with 30,000 elections open, a list took 15-33 ms, a count 1).
+   */
+  unfinalizedCount(): number {
+    return this.store.unfinal.getKeysCount();
+  }
+
+  /**
    * Iterates every account in address order, after `after` if given. An account's chain entries and
    * the sends pending to it sort between its record and the next address, so each step seeks past
    * them (one cursor move) rather than walking them: with 50 blocks an account, walking took

@@ -63,6 +63,9 @@ describe('elections stalled for want of votes', () => {
     const open = await openAccounts(node, N);
     expect(finalized(node, open)).toBe(0);
     expect(node.node.ledger.unfinalizedAccounts().length).toBeGreaterThanOrEqual(N);
+    // `/ready` counts them without listing them; the count is the list's length.
+    const ready = (await (await fetch(`${node.node.url}/ready`)).json()) as { unfinalized_positions: number };
+    expect(ready.unfinalized_positions).toBe(node.node.ledger.unfinalizedAccounts().length);
 
     // Each consensus pass over an account starts by asking its height: count those asks while 20
     // more blocks are committed one by one. Looking at every open election with every commit

@@ -94,7 +94,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
 
   const readiness = () => {
     const w = node.consensus.weights();
-    const unfinalized = node.ledger.unfinalizedAccounts().length;
+    const unfinalized = node.ledger.unfinalizedCount();
     const stats = node.consensus.stats;
     const local = w.weight(node.nodeKey.address);
     // Representatives heard from in the last 10 minutes, this node's own included.
