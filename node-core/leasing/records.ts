@@ -166,7 +166,13 @@ function leaseFromJson(
     delete o.renewals;
     o.renewal_count = renewals.length;
     o.renewed_cost = renewals.reduce((sum, r) => sum + r.cost, 0n);
-    o.renewal_emission = renewals.reduce((sum, r) => sum + renewalEmission(r), 0n);
+    // A renewal accepted before its emission was checked at renew may not have one (an overflow):
+    // its lease stays as unsettleable as it was (leaseTotalEmission refuses a negative sum).
+    try {
+      o.renewal_emission = renewals.reduce((sum, r) => sum + renewalEmission(r), 0n);
+    } catch {
+      o.renewal_emission = -1n;
+    }
     legacyRenewals?.(renewals);
   }
   return o as unknown as LeaseRecord;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../node-core/ledger/codec.ts';
 import { LeaseBook } from '../../node-core/leasing/lease-book.ts';
 import { type LeaseRecord, type LeaseRenewal, renewalEmission } from '../../node-core/leasing/records.ts';
+import { leaseTotalEmission } from '../../node-core/leasing/rules/settle.ts';
 import { stringifyJson } from '../../node-core/protocol/json.ts';
 import { tempStores } from '../helpers/temp-stores.ts';
 
@@ -122,5 +123,22 @@ describe('lease renewals', () => {
     book.put(u!.before!);
     expect(book.renewalsOf(hash)).toHaveLength(R - 1);
     expect(reopened.store.meta.get('lease_renewals')).toBe('1');
+  });
+
+  it('a stored renewal whose emission overflows leaves its lease unsettleable, as it was, and the store opening', async () => {
+    const { dir, store } = stores.open();
+    new LeaseBook(store);
+    const hash = hex(3, 0xaaaa);
+    const huge = { ...renewal(0), cost: 2n ** 62n, locked_r: 1_000_000n };
+    const { renewal_count: _c, renewed_cost: _s, renewal_emission: _e, ...rest } = lease(hash, 0);
+    await store.root.transaction(() => {
+      store.leases.putSync(hash, stringifyJson({ ...rest, cost: rest.cost + huge.cost, renewals: [huge] }));
+      store.meta.removeSync('lease_renewals');
+    });
+    await stores.close(store);
+    const book = new LeaseBook(stores.open(dir).store);
+    const r = book.get(hash)!;
+    expect(r.renewal_count).toBe(1);
+    expect(() => leaseTotalEmission(r)).toThrow(/overflows/);
   });
 });

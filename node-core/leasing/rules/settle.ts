@@ -2,6 +2,7 @@ import { LedgerError } from '../../ledger/errors.ts';
 import { credit } from '../../ledger/rules/arith.ts';
 import type { TypeRule } from '../../ledger/rules/types.ts';
 import { cappedR, leaseEmission } from '../pricing.ts';
+import { LeasingError } from '../errors.ts';
 import type { LeaseRecord } from '../records.ts';
 import { leaseExpiry, settleWindow } from '../timing.ts';
 import { asRejection, attested, escrowOf, requireAsset } from './common.ts';
@@ -58,6 +59,8 @@ export function leaseTotalEmission(lease: LeaseRecord): bigint {
       locked_twap_milli: lease.locked_twap_milli ?? 0n,
     }),
   );
-  // Each renewal's emission was summed as it was applied (records.ts renewalEmission).
+  // Each renewal's emission was summed as it was applied (records.ts renewalEmission); negative only
+  // for a renewal stored before renew checked it, whose emission overflows.
+  if (lease.renewal_emission < 0n) throw new LeasingError('overflow', 'a renewal’s emission overflows u64');
   return leased + lease.renewal_emission;
 }
