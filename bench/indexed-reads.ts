@@ -292,6 +292,23 @@ export default async function benchIndexedReads(
       },
     ];
     cases.push({
+      name: 'the answer to a certificate request (the 48 newest, unexpired first; every peer asks every 2 min)',
+      key: 'cert_answer',
+      of: `${CERTIFICATES.toLocaleString('en')} certificates`,
+      indexed: () => certificates.newest(now, 48).map((c) => c.hash),
+      scanned: () =>
+        // The former way: every certificate decoded and sorted.
+        [...store.certificates.getRange({})]
+          .map(({ value }) => decodeCertificate(parseJson(value)))
+          .sort((a, b) => {
+            const live = Number(b.expires_at >= now) - Number(a.expires_at >= now);
+            if (live !== 0) return live;
+            return a.issued_at > b.issued_at ? -1 : a.issued_at < b.issued_at ? 1 : 0;
+          })
+          .slice(0, 48)
+          .map((c) => c.hash),
+    });
+    cases.push({
       name: `a lease held a week (${HELD_RENEWALS.toLocaleString('en')} renewals): its record read (every lease block, tick and listing reads it)`,
       key: 'held_lease',
       of: 'the store',

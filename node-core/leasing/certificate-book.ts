@@ -9,11 +9,15 @@ import {
 /** How many certificates a node keeps per provider, expired ones included (LS-15). */
 export const CERTIFICATES_PER_PROVIDER = 256;
 
-/** Marks a store whose certificate index was built (stores from before it have none). */
+/** Marks a store whose certificate index was built, and in which version (older ones are rebuilt). */
 const INDEX_META = 'certificate_index';
+const INDEX_VERSION = '2';
 
-const indexKey = (c: PerformanceCertificate) =>
-  `${c.provider}:${c.issued_at.toString().padStart(20, '0')}:${c.hash}`;
+const issued = (c: PerformanceCertificate) => c.issued_at.toString().padStart(20, '0');
+/** A provider's certificates in issue order (addresses are hex: no provider key starts with `t`). */
+const indexKey = (c: PerformanceCertificate) => `${c.provider}:${issued(c)}:${c.hash}`;
+/** Every certificate in issue order, its expiry as the value: the newest live ones without decoding. */
+const timeKey = (c: PerformanceCertificate) => `t:${issued(c)}:${c.hash}`;
 
 /**
  * Performance certificates this node knows, by hash, persisted. Only certificates whose content was
@@ -29,13 +33,66 @@ export class CertificateBook {
 
   constructor(store: Store) {
     this.store = store;
-    if (store.meta.get(INDEX_META) === undefined) {
-      // A store from before the index: indexed once, in one transaction.
+    if (store.meta.get(INDEX_META) !== INDEX_VERSION) {
+      // A store from before the index (or its first version): indexed once, in one transaction.
       store.root.transactionSync(() => {
-        for (const c of this.all()) store.certificateIndex.putSync(indexKey(c), '');
-        store.meta.putSync(INDEX_META, '1');
+        store.certificateIndex.clearSync();
+        for (const c of this.all()) this.index(c);
+        store.meta.putSync(INDEX_META, INDEX_VERSION);
       });
     }
+  }
+
+  private index(c: PerformanceCertificate): void {
+    this.store.certificateIndex.putSync(indexKey(c), '');
+    this.store.certificateIndex.putSync(timeKey(c), c.expires_at.toString());
+  }
+
+  private unindex(c: PerformanceCertificate): void {
+    this.store.certificateIndex.removeSync(indexKey(c));
+    this.store.certificateIndex.removeSync(timeKey(c));
+  }
+
+  /**
+   * Up to `limit` certificates of every provider, those unexpired at `now` first, each part newest
+   * issued first (those issued together in hash order): what a `cert_request` answers. Read from the
+   * index by issue time, newest first, stopping once `limit` unexpired ones are found; only those
+   * returned are decoded. Every peer asks every 2 minutes, and decoding and sorting every
+   * certificate for it took about 15 ms a thousand certificates.
+   */
+  newest(now: bigint, limit: number): PerformanceCertificate[] {
+    const live: string[] = [];
+    const expired: string[] = [];
+    let at: string | undefined;
+    let group: [string, boolean][] = [];
+    const flush = () => {
+      // A group of one issue time, read in descending hash order: taken in ascending.
+      for (let i = group.length - 1; i >= 0; i--) {
+        const [hash, isLive] = group[i]!;
+        if (isLive) live.push(hash);
+        else if (expired.length < limit) expired.push(hash);
+      }
+      group = [];
+    };
+    // Backwards from just past the last `t:` key (';' follows ':').
+    for (const { key, value } of this.store.certificateIndex.getRange({
+      start: 't;',
+      end: 't:',
+      reverse: true,
+    })) {
+      const [, time, hash] = key.split(':') as [string, string, string];
+      if (time !== at) {
+        flush();
+        if (live.length >= limit) break;
+        at = time;
+      }
+      group.push([hash, BigInt(value) >= now]);
+    }
+    flush();
+    return [...live, ...expired]
+      .slice(0, limit)
+      .map((h) => this.get(h))
+      .filter((c): c is PerformanceCertificate => c !== undefined);
   }
 
   get(hash: string): PerformanceCertificate | undefined {
@@ -48,11 +105,11 @@ export class CertificateBook {
     if (this.store.certificates.get(cert.hash) !== undefined) return false;
     await this.store.transaction(() => {
       this.store.certificates.putSync(cert.hash, stringifyJson(certificateToJson(cert)));
-      this.store.certificateIndex.putSync(indexKey(cert), '');
+      this.index(cert);
       const mine = this.ofProvider(cert.provider);
       for (const old of mine.slice(CERTIFICATES_PER_PROVIDER)) {
         this.store.certificates.removeSync(old.hash);
-        this.store.certificateIndex.removeSync(indexKey(old));
+        this.unindex(old);
       }
     });
     return true;

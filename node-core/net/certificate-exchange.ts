@@ -21,7 +21,7 @@ export const CERT_REQUEST = 'cert_request';
 export const MAX_CERTIFICATES_PER_ANSWER = 48;
 
 export interface CertificateExchangeDeps {
-  book: Pick<CertificateBook, 'get' | 'add' | 'all' | 'newestValid'>;
+  book: Pick<CertificateBook, 'get' | 'add' | 'newest' | 'ofProvider' | 'newestValid'>;
   /** Content verification against the network's id and workload; throws CertificateError. */
   verify: (cert: PerformanceCertificate) => void;
   host: Pick<P2PHost, 'peers' | 'request' | 'publishCertificate'>;
@@ -119,15 +119,13 @@ export class CertificateExchange {
     const p = (payload ?? {}) as { provider?: unknown };
     const provider = isHex(p.provider, 32) ? p.provider : undefined;
     const now = this.d.now();
-    const certs = this.d.book
-      .all()
-      .filter((c) => provider === undefined || c.provider === provider)
-      .sort((a, b) => {
-        const live = Number(b.expires_at >= now) - Number(a.expires_at >= now);
-        if (live !== 0) return live;
-        return a.issued_at > b.issued_at ? -1 : a.issued_at < b.issued_at ? 1 : 0;
-      })
-      .slice(0, MAX_CERTIFICATES_PER_ANSWER);
+    const certs =
+      provider === undefined
+        ? this.d.book.newest(now, MAX_CERTIFICATES_PER_ANSWER)
+        : this.d.book
+            .ofProvider(provider) // newest issued first; a stable sort keeps that within each part
+            .sort((a, b) => Number(b.expires_at >= now) - Number(a.expires_at >= now))
+            .slice(0, MAX_CERTIFICATES_PER_ANSWER);
     return { certificates: certs.map(certificateToJson) };
   }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CertificateBook } from '../../node-core/leasing/certificate-book.ts';
 import {
   CertificateExchange,
   MAX_CERTIFICATES_PER_ANSWER,
@@ -14,8 +15,9 @@ import {
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { parseJson, stringifyJson } from '../../node-core/protocol/json.ts';
 import { generateKeyPair } from '../../node-core/protocol/keys.ts';
+import { tempStores } from '../helpers/temp-stores.ts';
 
-/** The certificate exchange over an in-memory book and a fake host (reference-behavior.md 4.7, 5.3). */
+/** The certificate exchange over a book in a real store and a fake host (reference-behavior.md 4.7, 5.3). */
 const NET = 'devnet-x';
 const WORKLOAD = { workload_version: 3n, iterations: 1000n };
 const NOW = 2_000_000_000_000_000_000n;
@@ -43,16 +45,13 @@ function cert(issued: bigint, key = generateKeyPair()): PerformanceCertificate {
   );
 }
 
+const stores = tempStores();
+
 function setup(answer: unknown = { certificates: [] }) {
-  const certs = new Map<string, PerformanceCertificate>();
+  const book = new CertificateBook(stores.open().store);
   const published: PerformanceCertificate[] = [];
   const ex = new CertificateExchange({
-    book: {
-      get: (h) => certs.get(h),
-      add: async (c) => (certs.has(c.hash) ? false : (certs.set(c.hash, c), true)),
-      all: () => [...certs.values()],
-      newestValid: (p, now) => [...certs.values()].find((c) => c.provider === p && c.expires_at >= now),
-    },
+    book,
     verify: (c) => verifyCertificateContent(c, NET, { workload: WORKLOAD }),
     host: {
       peers: () => [],
@@ -62,12 +61,12 @@ function setup(answer: unknown = { certificates: [] }) {
     ownAddress: 'ee'.repeat(32),
     now: () => NOW,
   });
-  return { ex, certs, published };
+  return { ex, book, published };
 }
 
 describe('certificate exchange', () => {
   it('keeps a valid certificate once, refuses forged ones', async () => {
-    const { ex, certs } = setup();
+    const { ex, book } = setup();
     const c = cert(NOW - DAY);
     expect(await ex.offer(c)).toBe('accept');
     expect(await ex.offer(c)).toBe('ignore');
@@ -75,7 +74,7 @@ describe('certificate exchange', () => {
     expect(await ex.offer({ ...cert(NOW), iterations: 999n })).toBe('reject');
     // Expired certificates are kept too: a lease may name one (LS-15).
     expect(await ex.offer(cert(NOW - 30n * DAY))).toBe('accept');
-    expect(certs.size).toBe(2);
+    expect(book.all()).toHaveLength(2);
     expect(() => verifyCertificateContent({ ...c, score: 0 }, NET, { workload: WORKLOAD })).toThrow(
       CertificateError,
     );
@@ -100,13 +99,13 @@ describe('certificate exchange', () => {
   it('pulls a peer’s answer through the same checks, skipping what does not decode or verify', async () => {
     const good = cert(NOW);
     const forged = { ...cert(NOW), score: 2 };
-    const { ex, certs } = setup({
+    const { ex, book } = setup({
       certificates: [good, forged, { hash: 'x' }, 'junk'].map((c) =>
         typeof c === 'object' && 'provider' in c ? parseJson(stringifyJson(c)) : c,
       ),
     });
     expect(await ex.pull('peer')).toBe(1);
-    expect([...certs.keys()]).toEqual([good.hash]);
+    expect(book.all().map((c) => c.hash)).toEqual([good.hash]);
   });
 
   it('re-broadcasts only this node’s own unexpired certificate', () => {

@@ -73,7 +73,34 @@ describe('certificate index', () => {
     // What was trimmed is gone from the table and the index alike.
     const kept = new Set(PROVIDERS.flatMap((p) => expected(added, p).map((c) => c.hash)));
     expect(new Set(book.all().map((c) => c.hash))).toEqual(kept);
-    expect(store.certificateIndex.getCount()).toBe(kept.size);
+    // Two index entries each: by provider and by issue time.
+    expect(store.certificateIndex.getCount()).toBe(2 * kept.size);
+  });
+
+  it('answers the newest across providers as decoding and sorting every certificate would', async () => {
+    const { book } = open();
+    const added: PerformanceCertificate[] = [];
+    // Expiries not tied to issue times (verification does not tie them), issue times that coincide.
+    let seed = 11;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 300; i++) {
+      const issued = 1_000n + BigInt(Math.floor(next() * 120));
+      const c = { ...cert(PROVIDERS[i % 3]!, issued), expires_at: issued + BigInt(Math.floor(next() * 400)) };
+      await book.add(c);
+      added.push(c);
+    }
+    /** The rule written out: unexpired first, each part newest issued first, ties in hash order. */
+    const rule = (now: bigint, limit: number) =>
+      [...added]
+        .sort((x, y) => (x.hash < y.hash ? -1 : 1))
+        .sort((x, y) => {
+          const live = Number(y.expires_at >= now) - Number(x.expires_at >= now);
+          if (live !== 0) return live;
+          return x.issued_at > y.issued_at ? -1 : x.issued_at < y.issued_at ? 1 : 0;
+        })
+        .slice(0, limit);
+    for (const now of [0n, 1_050n, 1_200n, 1_400n, 10_000n])
+      for (const limit of [1, 5, 48, 400]) expect(book.newest(now, limit)).toEqual(rule(now, limit));
   });
 
   it('indexes the certificates of a store written before the index, once, at open', async () => {
@@ -82,12 +109,14 @@ describe('certificate index', () => {
     for (const c of added) await book.add(c);
     await store.root.transaction(() => {
       store.certificateIndex.clearSync();
-      store.meta.removeSync('certificate_index');
+      // The first version of the index marked '1' and had no entries by issue time: rebuilt too.
+      store.meta.putSync('certificate_index', '1');
     });
     expect(book.ofProvider(PROVIDERS[0]!)).toEqual([]);
     await stores.close(store);
     const reopened = open(dir);
     for (const p of PROVIDERS) expect(reopened.book.ofProvider(p)).toEqual(expected(added, p));
-    expect(reopened.store.meta.get('certificate_index')).toBe('1');
+    expect(reopened.store.meta.get('certificate_index')).toBe('2');
+    expect(reopened.book.newest(0n, 100)).toHaveLength(added.length);
   });
 });
