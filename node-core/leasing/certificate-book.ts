@@ -1,3 +1,4 @@
+import { prefixRange } from '../store/key-range.ts';
 import type { Store } from '../store/store.ts';
 import { parseJson, stringifyJson } from '../protocol/json.ts';
 import {
@@ -63,36 +64,36 @@ export class CertificateBook {
   newest(now: bigint, limit: number): PerformanceCertificate[] {
     const live: string[] = [];
     const expired: string[] = [];
-    let at: string | undefined;
-    let group: [string, boolean][] = [];
-    const flush = () => {
-      // A group of one issue time, read in descending hash order: taken in ascending.
-      for (let i = group.length - 1; i >= 0; i--) {
-        const [hash, isLive] = group[i]!;
-        if (isLive) live.push(hash);
+    for (const group of this.newestFirst('t:')) {
+      if (live.length >= limit) break;
+      for (const { hash, value } of group) {
+        if (BigInt(value) >= now) live.push(hash);
         else if (expired.length < limit) expired.push(hash);
       }
-      group = [];
-    };
-    // Backwards from just past the last `t:` key (';' follows ':').
-    for (const { key, value } of this.store.certificateIndex.getRange({
-      start: 't;',
-      end: 't:',
-      reverse: true,
-    })) {
-      const [, time, hash] = key.split(':') as [string, string, string];
-      if (time !== at) {
-        flush();
-        if (live.length >= limit) break;
-        at = time;
-      }
-      group.push([hash, BigInt(value) >= now]);
     }
-    flush();
     return [...live, ...expired]
       .slice(0, limit)
       .map((h) => this.get(h))
       .filter((c): c is PerformanceCertificate => c !== undefined);
+  }
+
+  /**
+   * Index entries under `prefix` (`<issue time>:<hash>` after it), newest issue time first, in
+   * groups of one issue time, each in hash order (read backwards, so each group is turned round).
+   */
+  private *newestFirst(prefix: string): Generator<{ hash: string; value: string }[]> {
+    let at: string | undefined;
+    let group: { hash: string; value: string }[] = [];
+    for (const { key, value } of this.store.certificateIndex.getRange(prefixRange(prefix, true))) {
+      const [time, hash] = key.slice(prefix.length).split(':') as [string, string];
+      if (time !== at) {
+        if (group.length > 0) yield group;
+        at = time;
+        group = [];
+      }
+      group.unshift({ hash, value });
+    }
+    if (group.length > 0) yield group;
   }
 
   get(hash: string): PerformanceCertificate | undefined {
@@ -118,9 +119,7 @@ export class CertificateBook {
   /** A provider's certificates, newest issued first (those issued together in hash order). */
   ofProvider(provider: string): PerformanceCertificate[] {
     const out: PerformanceCertificate[] = [];
-    // From `provider:` to just past its last key (';' follows ':').
-    const range = { start: `${provider}:`, end: `${provider};` };
-    for (const key of this.store.certificateIndex.getKeys(range)) {
+    for (const key of this.store.certificateIndex.getKeys(prefixRange(`${provider}:`))) {
       const c = this.get(key.slice(key.lastIndexOf(':') + 1));
       if (c) out.push(c);
     }
@@ -133,28 +132,12 @@ export class CertificateBook {
    * index, decoding only until one is valid (usually the first), those issued together in hash order.
    */
   newestValid(provider: string, now: bigint): PerformanceCertificate | undefined {
-    let issued: string | undefined;
-    let group: string[] = [];
-    const firstValid = () => {
-      for (const hash of group) {
+    for (const group of this.newestFirst(`${provider}:`))
+      for (const { hash } of group) {
         const c = this.get(hash);
         if (c && c.expires_at >= now) return c;
       }
-      return undefined;
-    };
-    // Backwards from just past the provider's last key to its first.
-    const range = { start: `${provider};`, end: `${provider}:`, reverse: true };
-    for (const key of this.store.certificateIndex.getKeys(range)) {
-      const [, at, hash] = key.split(':') as [string, string, string];
-      if (at !== issued) {
-        const found = firstValid();
-        if (found) return found;
-        issued = at;
-        group = [];
-      }
-      group.unshift(hash); // read in descending hash order; kept ascending
-    }
-    return firstValid();
+    return undefined;
   }
 
   all(): PerformanceCertificate[] {

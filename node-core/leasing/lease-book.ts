@@ -1,3 +1,4 @@
+import { prefixRange } from '../store/key-range.ts';
 import type { Store } from '../store/store.ts';
 import { hashKey } from '../ledger/codec.ts';
 import {
@@ -73,13 +74,14 @@ export class LeaseBook {
 
   /** A lease's renewals, oldest first (the record has their count and sums). */
   renewalsOf(leaseHash: string): LeaseRenewal[] {
-    const range = { start: `${leaseHash}:`, end: `${leaseHash};` }; // ';' follows ':'
-    return [...this.store.leaseRenewals.getRange(range)].map(({ value }) => decodeRenewal(value));
+    return [...this.store.leaseRenewals.getRange(prefixRange(`${leaseHash}:`))].map(({ value }) =>
+      decodeRenewal(value),
+    );
   }
 
   /** Removes renewals `from` and up of a lease (a rollback of them). */
   private dropRenewals(leaseHash: string, from: number): void {
-    const range = { start: renewalKey(leaseHash, from), end: `${leaseHash};` };
+    const range = { ...prefixRange(`${leaseHash}:`), start: renewalKey(leaseHash, from) };
     for (const key of [...this.store.leaseRenewals.getKeys(range)]) this.store.leaseRenewals.removeSync(key);
   }
 
@@ -108,10 +110,10 @@ export class LeaseBook {
 
   /**
    * Writes a lease record. One with fewer renewals than the stored one (a before-image put back by
-   * a rollback) takes the renewals past its count with it.
+   * a rollback) takes the renewals past its count with it. `old`: the stored record, when the caller
+   * has just read it.
    */
-  put(r: LeaseRecord): void {
-    const old = this.get(r.lease_hash);
+  put(r: LeaseRecord, old = this.get(r.lease_hash)): void {
     this.store.leases.putSync(r.lease_hash, encodeLease(r));
     if (old && old.renewal_count > r.renewal_count) this.dropRenewals(r.lease_hash, r.renewal_count);
     this.index(r, old?.state);
@@ -187,8 +189,7 @@ export class LeaseBook {
           ? byConsumer(consumer)
           : undefined;
     const prefix = party ?? byState(state!);
-    const end = prefix.slice(0, -1) + ';'; // ':' + 1: just past every key under the prefix
-    for (const { key, value } of this.store.leaseIndex.getRange({ start: prefix, end })) {
+    for (const { key, value } of this.store.leaseIndex.getRange(prefixRange(prefix))) {
       if (party !== undefined && state !== undefined && value !== state) continue;
       yield key.slice(prefix.length);
     }

@@ -101,7 +101,7 @@ export class LedgerLeasing {
       const bytes = this.store.accounts.get(pendingKey(destination, hash));
       if (bytes !== undefined) pendingBefore = { destination, hash, record: decodePending(bytes) };
     }
-    this.leases.put(lease);
+    this.leases.put(lease, before);
     if (fx.renewal) this.leases.putRenewal(lease.lease_hash, lease.renewal_count - 1, fx.renewal);
     const parties = this.reputation.record(block.hash, reputationEvents(block, lease));
     this.leases.putUndo(block.hash, {
@@ -213,7 +213,7 @@ export class LedgerLeasing {
       if (out === undefined) continue;
       addSupply(counters, out.supply);
       if (held !== undefined) this.store.accounts.removeSync(key);
-      this.leases.put(out.lease);
+      this.leases.put(out.lease, lease);
       done.push(hash);
     }
     return done;

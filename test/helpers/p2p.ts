@@ -105,8 +105,15 @@ export async function delegateTo(t: TestNode, to: TestNode, amount: bigint): Pro
   return rep;
 }
 
-/** Moves `amount` of the treasury's XE to a new account that delegates it to `rep`. */
-export async function delegate(t: TestNode, rep: string, amount: bigint): Promise<void> {
+/**
+ * Moves `amount` of the treasury's XE to a new account that delegates it to `rep`; returns both
+ * wallets (the holder can send it back).
+ */
+export async function delegate(
+  t: TestNode,
+  rep: string,
+  amount: bigint,
+): Promise<{ treasury: Wallet; holder: Wallet }> {
   const treasury = await t.wallet(seedOf(t.keys.treasury.seed_hex));
   const holder = await t.wallet();
   const sent = await treasury.send(holder.address, amount);
@@ -118,4 +125,5 @@ export async function delegate(t: TestNode, rep: string, amount: bigint): Promis
     asset: 'XE',
     timestamp: sent.timestamp,
   });
+  return { treasury, holder };
 }

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Wallet } from '../../node-core/client/wallet.ts';
 import { keyPairFromSeed } from '../../node-core/protocol/index.ts';
-import { seedOf, startTestNode, type TestNode } from '../helpers/node.ts';
+import { startTestNode, type TestNode } from '../helpers/node.ts';
+import { delegate } from '../helpers/p2p.ts';
 
 /**
  * A representative holding 40 % of the weight is offline: no block reaches the 67 % quorum, each
@@ -22,19 +23,9 @@ describe('elections stalled for want of votes', () => {
   const SHARE = 17_000_000_000_000n;
 
   async function delegateAway(node: TestNode): Promise<{ treasury: Wallet; holder: Wallet }> {
-    const treasury = await node.wallet(seedOf(node.keys.treasury.seed_hex));
-    const holder = await node.wallet();
-    const s = await treasury.send(holder.address, SHARE);
-    holder.delegateTo(OFFLINE);
-    await holder.receive({
-      hash: s.hash!,
-      from: treasury.address,
-      amount: SHARE,
-      asset: 'XE',
-      timestamp: s.timestamp,
-    });
+    const wallets = await delegate(node, OFFLINE, SHARE);
     expect(node.node.ledger.repWeightView().get(OFFLINE)).toBe(SHARE);
-    return { treasury, holder };
+    return wallets;
   }
 
   /** `n` new accounts each opened by a claim: `n` elections left open. */
