@@ -470,6 +470,13 @@ export class LedgerNode {
         );
       throw e;
     }
+    const rewrite = this.store.rewrite;
+    if (rewrite?.rewritten)
+      this.log?.warn(
+        rewrite,
+        'store rewritten: an earlier version compacted it with a copy that later writes crash on',
+      );
+    else if (rewrite) this.log?.error(rewrite, 'store could not be rewritten; writes may crash the node');
     // The last stop was not clean: the store went back to its last checkpoint (store/checkpoint.ts),
     // and the journal replays what was acknowledged after it.
     if (this.store.restored === 'restored') this.log?.info('store back at its last checkpoint');

@@ -1,14 +1,4 @@
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { parseJson } from '../protocol/json.ts';
@@ -20,6 +10,15 @@ import {
   removeCheckpoints,
   restoreCheckpoint,
 } from './checkpoint.ts';
+import {
+  compactCopyPath,
+  readCompactionMarker,
+  rewriteLmdbCopy,
+  type RewriteResult,
+  syncDir,
+  writeCompactCopy,
+  writeCompactionMarker,
+} from './compaction.ts';
 import { isFull, StoreFailedError, StoreFullError } from './errors.ts';
 import { takeOwnerLock } from './owner-lock.ts';
 import { WriteBatch, type WriteBatchOptions } from './write-batch.ts';
@@ -60,6 +59,9 @@ export interface StoreOptions {
 export type CompactionResult =
   | { compacted: true; bytesBefore: number; bytesAfter: number; ms: number }
   | { compacted: false; reason: string };
+
+/** LMDB's map to begin with (lmdb-js grows it when the file needs more). */
+const DEFAULT_MAP_SIZE = 256 * 1024 * 1024;
 
 /** A data file smaller than this is never compacted at close (tests, new nodes: nothing to gain). */
 export const COMPACT_MIN_BYTES = 32 * 1024 * 1024;
@@ -196,6 +198,8 @@ export class Store {
   private releaseOwner: (() => void) | undefined;
   /** What the close did about compaction (undefined while open, or closed with compact 'never'). */
   compaction: CompactionResult | undefined;
+  /** Whether the open rewrote a file LMDB's compacting copy had written (compaction.ts). */
+  rewrite: RewriteResult | undefined;
 
   private constructor(
     root: RootDatabase,
@@ -291,9 +295,11 @@ export class Store {
   ): Store {
     const restored = file === undefined ? 'none' : restoreCheckpoint(file, checkpoint);
     if (file !== undefined && (opts.journaled !== true || restored === 'other-file')) removeCheckpoints(file);
+    // A file LMDB's compacting copy wrote takes no write (compaction.ts): rewritten before any.
+    const rewrite = file === undefined ? undefined : rewriteLmdbCopy(file, opts.mapSize ?? DEFAULT_MAP_SIZE);
     const root = open({
       path: opts.path,
-      mapSize: opts.mapSize ?? 256 * 1024 * 1024,
+      mapSize: opts.mapSize ?? DEFAULT_MAP_SIZE,
       maxDbs: 32,
       // Child transactions (an abortable unit per block) need no shared cache and no write map.
       // Without a write map a full disk is an error at commit (ENOSPC), not a SIGBUS on a page.
@@ -315,11 +321,12 @@ export class Store {
         restored,
         checkpointMs: opts.checkpointMs,
         // A replaced file's checkpoints were removed: numbering starts again.
-        lastSeq: restored === 'other-file' ? undefined : checkpoint?.seq,
+        lastSeq: restored === 'other-file' || rewrite?.rewritten ? undefined : checkpoint?.seq,
         batch: opts.batch,
         onFailure: opts.onFailure,
       },
     );
+    store.rewrite = rewrite;
     // A store that was journaled and no longer is needs no owner once its checkpoints are gone.
     if (opts.journaled === true) store.releaseOwner = release;
     else release?.();
@@ -498,13 +505,14 @@ export class Store {
    * takes the pages of every commit from wherever free space is, so a ledger's account pages end up
    * spread among its block and hash pages. A walk of every account (/supply, listings) then maps
    * nearly the whole file, as the kernel maps the 64-128 KB around each page read: with 100,000
-   * accounts 84 MB of an 85 MB file resident. LMDB's compacting copy writes each database's pages
-   * together and drops free pages (the format is unchanged); the same walk then maps 37 MB.
+   * accounts 84 MB of an 85 MB file resident. The copy (compaction.ts: each database read in key
+   * order and appended to a new file) writes each database's pages together, full, and drops free
+   * pages (the format is unchanged); the same walk then maps far less of it.
    *
    * Only at close, and only when safe: no other process has the store open (LMDB's reader table;
    * the copy would lose what it wrote after), the data file is at least COMPACT_MIN_BYTES and grew
-   * COMPACT_GROWTH-fold since the last compaction (the copy rewrites the whole file: about 0.1 s and
-   * one fsync for 85 MB). A journaled store is compacted after its last checkpoint.
+   * COMPACT_GROWTH-fold since the last compaction (the copy rewrites the whole file: about 1 s for
+   * 100,000 accounts here). A journaled store is compacted after its last checkpoint.
    * The copy is synced before it is renamed over the file, so a crash at any point leaves either
    * file whole; a failure leaves the store as it was. Never throws for compaction's sake.
    */
@@ -522,10 +530,9 @@ export class Store {
     } catch {
       return skip('no data file');
     }
-    const marker = `${file}.compacted`;
     if (!always) {
       if (bytesBefore < COMPACT_MIN_BYTES) return skip('small');
-      const last = existsSync(marker) ? Number(readFileSync(marker, 'utf8').trim()) : 0;
+      const last = readCompactionMarker(file)?.bytes ?? 0;
       if (last > 0 && bytesBefore < last * COMPACT_GROWTH) return skip('grew little since last compacted');
     }
     this.root.readerCheck();
@@ -541,17 +548,11 @@ export class Store {
     const txnBefore = lastTxn();
     let rootClosed = false;
     try {
-      await this.root.backup(copy, true);
+      this.writeCopy(copy, Math.max(DEFAULT_MAP_SIZE, 2 * bytesBefore));
       if (lastTxn() !== txnBefore) throw new Error('the store was written during the copy');
       rootClosed = true;
       await this.root.close();
       if (written(statSync(file)) !== before) throw new Error('the store was written during the copy');
-      const fd = openSync(copy, 'r');
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
       renameSync(copy, file);
       syncDir(dirname(file));
       // A journaled store's checkpoints describe the old file (its inode): the copy is synced whole.
@@ -562,19 +563,14 @@ export class Store {
       return { compacted: false, reason: `failed: ${(e as Error).message}` };
     }
     const bytesAfter = statSync(file).size;
-    // Best effort: without it the next close compacts again once the file passes COMPACT_MIN_BYTES.
-    try {
-      writeFileSync(marker, `${bytesAfter}\n`);
-    } catch {
-      /* the store is compacted either way */
-    }
+    writeCompactionMarker(file, bytesAfter);
     return { compacted: true, bytesBefore, bytesAfter, ms: performance.now() - started };
   }
-}
 
-/** Where the compacted copy of the data file at `path` is written before it replaces the file. */
-function compactCopyPath(path: string): string {
-  return `${path}.compact-tmp`;
+  /** The compacted copy of the open store (a method of its own: a test writes during it). */
+  private writeCopy(to: string, mapSize: number): void {
+    writeCompactCopy(this.root, to, mapSize);
+  }
 }
 
 /** The process ids in LMDB's reader table as lmdb-js's readerList() prints it (a header, then rows). */
@@ -584,19 +580,6 @@ function readerPids(list: string): number[] {
     .slice(1)
     .map((row) => Number(row.trim().split(/\s+/)[0]))
     .filter((pid) => Number.isInteger(pid) && pid > 0);
-}
-
-/** fsyncs a directory, so a rename in it is on disk (not supported on every platform: then skipped). */
-function syncDir(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, 'r');
-    fsyncSync(fd);
-  } catch {
-    /* Windows cannot open a directory for syncing; its rename is durable on its own */
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
 }
 
 /** LMDB's data file: the path itself when it names a file, else data.mdb in that directory. */
