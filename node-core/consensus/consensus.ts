@@ -178,6 +178,11 @@ export class Consensus {
   private readonly resolving = new Set<string>();
   /** When a position last gained a held candidate (ms), for the stability window. */
   private readonly candidateAt = new Map<string, number>();
+  /**
+   * When each block not final on apply was committed here (ms), by `account:height`: where its
+   * position is uncontested, its fallback delay runs from then (see electionStart).
+   */
+  private readonly appliedAt = new Map<string, number>();
   /** Winners whose promotion failed deterministically, passed over until the time given (ms). */
   private readonly quarantine = new Map<string, number>();
   /**
@@ -682,7 +687,14 @@ export class Consensus {
         this.wakeWaiters(c.block.account);
       }
     }
-    const accounts = new Set(batch.filter((c) => !c.finalized).map((c) => c.block.account));
+    const nowMs = Date.now();
+    const accounts = new Set<string>();
+    for (const c of batch) {
+      if (c.finalized) continue;
+      accounts.add(c.block.account);
+      const key = `${c.block.account}:${c.height}`;
+      if (!this.appliedAt.has(key)) this.appliedAt.set(key, nowMs);
+    }
     for (const a of accounts) this.drive(a);
   }
 
@@ -829,14 +841,15 @@ export class Consensus {
    */
   private tally(key: string, account: string, hash: string, previous: string, castLocal: boolean): boolean {
     let t = this.tallies.get(key);
-    if (!t || t.hash !== hash) this.tallies.set(key, (t = { hash, since: Date.now(), account, previous }));
+    const position = `${account}:${previous}`;
+    if (!t || t.hash !== hash)
+      this.tallies.set(key, (t = { hash, since: this.electionStart(key, position), account, previous }));
     const w = this.weights();
     const fallback = Date.now() - t.since >= this.fallbackMs;
     const decides = (voters: Set<string>) => {
       const weight = weightOf(voters, w);
       return hasQuorum(weight, w.total) || (fallback && weight * 2n > w.total);
     };
-    const position = `${account}:${previous}`;
     const converge = new Set<string>();
     const final = new Set<string>();
     const votedAt = this.book.positionOf(hash);
@@ -866,6 +879,21 @@ export class Consensus {
   }
 
   /** True unless the position gained a candidate within the stability window (2.3 (a)). */
+  /**
+   * When an election's fallback delay starts (2.3 point 4b: from conflict detection, or from the
+   * oldest vote at an uncontested position). The emission gate holds every vote at a position until
+   * its parent is final, so measured from the first vote, a chain of blocks that cannot reach the
+   * quorum waited one delay after another: 50 blocks of one account 500 s. Here an uncontested
+   * position's delay runs from when its block was committed here, as if the gate had not held
+   * its votes: the chain decides together. A contested one's runs from now (its conflict was
+   * detected no later), and so does any after a restart.
+   */
+  private electionStart(key: string, position: string): number {
+    const nowMs = Date.now();
+    if (this.candidateAt.has(position)) return nowMs;
+    return Math.min(nowMs, this.appliedAt.get(key) ?? nowMs);
+  }
+
   private stable(position: string): boolean {
     const at = this.candidateAt.get(position);
     return at === undefined || Date.now() - at >= this.stabilityMs;
@@ -967,6 +995,17 @@ export class Consensus {
       swept += 1;
     }
     swept += this.book.sweep(decided, (position) => this.throttle.forget(position));
+    // Commit times of blocks final by now (by sync, or undone by a rollback and decided since).
+    const finalHeights = new Map<string, number>();
+    for (const key of this.appliedAt.keys()) {
+      const at = key.lastIndexOf(':');
+      const account = key.slice(0, at);
+      let f = finalHeights.get(account);
+      if (f === undefined) finalHeights.set(account, (f = this.finalHeight(account)));
+      if (Number(key.slice(at + 1)) > f) continue;
+      this.appliedAt.delete(key);
+      swept += 1;
+    }
     for (const position of this.own.keys()) {
       if (!decided(position)) continue;
       this.own.delete(position);
@@ -1008,6 +1047,7 @@ export class Consensus {
       this.candidateAt.delete(position);
     }
     this.tallies.delete(`${account}:${height}`);
+    this.appliedAt.delete(`${account}:${height}`);
     this.substituted.delete(`${account}:${height}`);
     this.decided.set(account, height);
     this.queue.set(account, height);

@@ -83,6 +83,23 @@ describe('elections stalled for want of votes', () => {
     expect(node.node.ledger.unfinalizedAccounts()).toEqual([]);
   });
 
+  it("an account's chain waiting for the fallback decides together, not one fallback after another", async () => {
+    const FALLBACK = 2_000;
+    const node = (t = await startTestNode({ consensusTiming: { fallbackMs: FALLBACK } }));
+    const { treasury } = await delegateAway(node);
+    // A claim and 7 sends, committed within a moment: 8 positions, each gated on the one before.
+    const w = await node.wallet();
+    const chain = [(await w.claim(1_000_000n)).hash!];
+    for (let i = 0; i < 7; i++) chain.push((await w.send(treasury.address, 1n)).hash!);
+    const committed = Date.now();
+    await until(() => finalized(node, chain) === chain.length, 30_000);
+    const ms = Date.now() - committed;
+    // Each position's delay runs from its block's commit: all 8 are final about one delay after
+    // the chain was committed. Measured from each election's first vote, as before, the eighth
+    // waited for 8 delays (16 s).
+    expect(ms).toBeLessThan(3 * FALLBACK);
+  });
+
   it('elections stalled short of the quorum decide within the backoff once weight moves back, with no vote and no fallback', async () => {
     const node = (t = await startTestNode({ consensusTiming: { fallbackMs: 600_000 } }));
     const { treasury, holder } = await delegateAway(node);
