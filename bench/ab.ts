@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alternate, type AlternatePhase, prepareSides } from './alternate.ts';
@@ -23,6 +23,9 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
  * - `BENCH_AB_FLAGS_A`, `BENCH_AB_FLAGS_B`: V8 flags of each node instead of the command's own.
  * - `BENCH_AB_ARGS_A`, `BENCH_AB_ARGS_B`: command-line options added to each node's own (for
  *   instance `--verify-threads 0`).
+ * - `BENCH_AB_STORE_A`, `BENCH_AB_STORE_B`: a data directory each node starts on (copied first), for
+ *   instance one filled with 500,000 accounts (`bench/fill-store.ts`) against a new one: whether a
+ *   block costs more in a ledger that holds more.
  * - `BENCH_AB_ROUNDS` (default 10).
  *
  * Both nodes start as the ingest bench starts its node (`ingestArgs`, BENCH_NODE_ARGS included), and
@@ -38,19 +41,20 @@ const ROUNDS = Math.max(2, Number(process.env.BENCH_AB_ROUNDS ?? 10));
 const words = (v: string | undefined) => v?.split(' ').filter(Boolean);
 /** What a node runs with beyond this checkout's defaults, for the first line. */
 const withOf = (n: 'A' | 'B') =>
-  [process.env[`BENCH_AB_FLAGS_${n}`], process.env[`BENCH_AB_ARGS_${n}`]]
+  [process.env[`BENCH_AB_FLAGS_${n}`], process.env[`BENCH_AB_ARGS_${n}`], process.env[`BENCH_AB_STORE_${n}`]]
     .filter(Boolean)
     .map((v) => ` with ${v}`)
     .join('');
-/** Node `n` as the ingest bench starts its node, with that node's own flags and options. */
-const startNode = (n: 'A' | 'B', dir: string, bin?: string) =>
-  spawnNode(
-    [...ingestArgs(join(dir, n.toLowerCase()), false), ...(words(process.env[`BENCH_AB_ARGS_${n}`]) ?? [])],
-    {
-      bin,
-      flags: words(process.env[`BENCH_AB_FLAGS_${n}`]),
-    },
-  );
+/** Node `n` as the ingest bench starts its node, with that node's own flags, options and store. */
+const startNode = (n: 'A' | 'B', dir: string, bin?: string) => {
+  const dataDir = join(dir, n.toLowerCase());
+  const store = process.env[`BENCH_AB_STORE_${n}`];
+  if (store) cpSync(store, dataDir, { recursive: true });
+  return spawnNode([...ingestArgs(dataDir, false), ...(words(process.env[`BENCH_AB_ARGS_${n}`]) ?? [])], {
+    bin,
+    flags: words(process.env[`BENCH_AB_FLAGS_${n}`]),
+  });
+};
 
 export default async function benchAb(log: (line: string) => void): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-ab-'));

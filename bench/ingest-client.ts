@@ -21,6 +21,8 @@ export interface IngestOptions {
    * is its `firstAddress`th (a later run starts past an earlier one's, whose quotas it spent).
    */
   firstAddress?: number;
+  /** The answer every request must get (default 201; a conflict's rival is answered 202). */
+  status?: number;
 }
 
 /** The source address of a client's `n`th connection when spread (distinct for every client and n). */
@@ -28,7 +30,7 @@ function spreadAddress(client: number, n: number): string {
   return `127.${10 + client}.${Math.floor(n / 250)}.${1 + (n % 250)}`;
 }
 
-/** Each stream on its own keep-alive connection, one request at a time; every answer must be 201. */
+/** Each stream on its own keep-alive connection, one request at a time; every answer must be `status`. */
 export async function driveIngest(
   url: string,
   streams: string[][],
@@ -56,7 +58,7 @@ export async function driveIngest(
           sent++;
           const type = body.slice(9, body.indexOf('"', 9));
           const r = await conns[c]!.post(`/blocks/${type}`, body);
-          if (r.status !== 201) {
+          if (r.status !== (opts.status ?? 201)) {
             failed++;
             firstError ||= `${r.status} ${r.body}`;
           }

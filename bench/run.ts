@@ -5,7 +5,8 @@
  * which takes minutes, soak (a 10-minute ingest, memory sampled), startup (start-up and memory alone,
  * also part of node), ab (two nodes' CPU per block compared phase by phase: ab.ts), reps (ingest
  * with many representatives against one: reps.ts) and elections (ingest with 40 % of the weight
- * offline, every block waiting for the fallback: elections.ts) run only when named)
+ * offline, every block waiting for the fallback: elections.ts) and forks (thousands of conflicts open
+ * at once: forks.ts) run only when named)
  */
 import { availableParallelism, cpus } from 'node:os';
 
@@ -28,10 +29,11 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   ab: () => import('./ab.ts'),
   reps: () => import('./reps.ts'),
   elections: () => import('./elections.ts'),
+  forks: () => import('./forks.ts'),
   indexed: () => import('./indexed-reads.ts'),
 };
 /** Suites left out of a run that names none. */
-const onlyWhenNamed = new Set(['certificate', 'startup', 'soak', 'ab', 'reps', 'elections']);
+const onlyWhenNamed = new Set(['certificate', 'startup', 'soak', 'ab', 'reps', 'elections', 'forks']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length > 0 ? wanted : Object.keys(suites).filter((n) => !onlyWhenNamed.has(n));

@@ -69,9 +69,12 @@ export function spawnNode(
         });
       }
     });
-    proc.once('exit', (code) => {
+    proc.once('exit', (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`node exited with ${code}: ${err.slice(-2000)}`));
+      // After its ready line nothing awaits that rejection: say why a node a run needs went away.
+      if (code !== 0 && signal !== 'SIGTERM')
+        console.error(`bench: node ${proc.pid} exited with ${code ?? signal}: ${err.slice(-2000)}`);
     });
   });
 }

@@ -684,6 +684,11 @@ export class Ledger extends LedgerReads {
     return this.conflictBook.list();
   }
 
+  /** How many conflicts are open (`/ready`, which the window asks every 5 s). */
+  conflictCount(): number {
+    return this.conflictBook.size;
+  }
+
   /** Conflicts settled within the last hour, with their winners (`GET /conflicts`). */
   listResolvedConflicts(): ResolvedConflict[] {
     return this.conflictBook.listResolved();
@@ -742,6 +747,7 @@ export class Ledger extends LedgerReads {
   private applyResolve(ctx: WriteContext, account: string, height: number, winner: string): void {
     const onChain = this.hashAt(account, height);
     const { conflict: c, restore } = this.conflictBook.detach(account, height);
+    const undone: { account: string; hash: string }[] = [];
     if (onChain !== winner) {
       const w = this.conflictBook.stagedBlock(winner);
       if (!w) throw new LedgerError('source_not_pending', `winner ${winner} is not held here`, true);
@@ -756,6 +762,7 @@ export class Ledger extends LedgerReads {
         repsDelta: ctx.repsDelta,
         resolved: ctx.resolved.length,
       };
+      ctx.undone = undone;
       try {
         this.store.root.transactionSync(() => {
           while ((this.getAccount(account)?.height ?? 0) >= height) this.rollback.undoFrontier(ctx, account);
@@ -777,11 +784,14 @@ export class Ledger extends LedgerReads {
         ctx.repsDelta = saved.repsDelta;
         ctx.resolved.length = saved.resolved;
         throw e;
+      } finally {
+        ctx.undone = undefined;
       }
     }
     this.conflictBook.drop(account, height, c, winner);
-    // A cascade may have undone positions where other conflicts were open.
-    this.conflictBook.sweep(this);
+    // A cascade may have undone positions where other conflicts were open: those on the accounts
+    // it undid, and those whose staged receive lost its source. Only they are looked at again.
+    if (undone.length > 0) this.conflictBook.sweep(this, undone);
   }
 
   private checkMultisig(block: SignedBlock, acct: AccountRecord | undefined, hash: Uint8Array): void {

@@ -40,6 +40,7 @@ export class Rollback {
     const h = acct.height;
     if (h <= acct.final_height) throw new LedgerError('fork_finalized', 'a finalized block is never undone');
     const b = this.d.blockAt(account, h)!.block;
+    ctx.undone?.push({ account, hash: b.hash });
     const amount = b.amount ?? 0n;
     let claims = acct.claims;
     let credit: LeaseUndo['credit'];

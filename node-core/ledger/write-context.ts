@@ -12,4 +12,6 @@ export interface WriteContext {
   resolved: CommittedBlock[];
   /** Stored weights when the group began (read on first use). */
   baseReps?: WeightLookup;
+  /** Blocks a rollback undid, when the caller asks (conflict resolution: the conflicts they touch). */
+  undone?: { account: string; hash: string }[];
 }

@@ -348,7 +348,7 @@ export function networkRoutes(node: LedgerNode): RouteDef[] {
           finality_stall_seconds: r.stall,
           finality_advances: node.consensus.stats.finality_advances,
           unfinalized_positions: r.unfinalized,
-          conflicts_open: node.ledger.listConflicts().length,
+          conflicts_open: node.ledger.conflictCount(),
           sync: syncProgress(),
         };
       },
