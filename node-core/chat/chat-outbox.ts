@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChatStore, Delivery, StoredMessage } from './chat-store.ts';
+import { DueQueue } from './due-queue.ts';
 
 /**
  * Delivery of chat messages to the recipient's node (issue #13; reference-behavior.md 7.1). The
@@ -64,7 +65,9 @@ export class ChatOutbox {
   readonly options: ChatOutboxOptions;
   private readonly d: ChatOutboxDeps;
   /** Pending message ids -> when the next attempt is due, ms (Date.now clock). */
-  private readonly due = new Map<string, number>();
+  private readonly due = new DueQueue();
+  /** Pending message ids -> their recipient (a public key): a node connecting asks whose it is. */
+  private readonly recipients = new Map<string, string>();
   private readonly running = new Map<string, Promise<Delivery | undefined>>();
   private timer: NodeJS.Timeout | undefined;
   private started = false;
@@ -80,8 +83,11 @@ export class ChatOutbox {
     this.started = true;
     const nowNs = this.d.now();
     for (const { id, delivery } of this.d.store.pendingDeliveries()) {
+      const to = this.d.store.get(id)?.to;
+      if (to === undefined) continue;
       const waitMs = delivery.next_at === undefined ? 0 : Number((delivery.next_at - nowNs) / 1_000_000n);
       this.due.set(id, Date.now() + Math.max(0, waitMs));
+      this.recipients.set(id, to);
     }
     if (this.due.size > 0) this.d.log?.info({ pending: this.due.size }, 'chat outbox: resuming delivery');
     this.schedule();
@@ -106,6 +112,7 @@ export class ChatOutbox {
    */
   async deliverNow(m: StoredMessage, waitMs: number): Promise<Delivery> {
     this.due.set(m.id, Date.now());
+    this.recipients.set(m.id, m.to);
     const attempt = this.attempt(m.id);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<undefined>((r) => {
@@ -128,18 +135,22 @@ export class ChatOutbox {
     if (!(await this.d.store.setDelivery(id, next))) return undefined;
     this.d.onChange?.(m, next);
     this.due.set(id, Date.now());
+    this.recipients.set(id, m.to);
     return (await this.attempt(id)) ?? next;
   }
 
   /** A node connected: what waits for it is tried now rather than at the end of its backoff. */
   peerConnected(peer: string): void {
+    // Each recipient looked up once, and no message read: nodes connect and reconnect all day.
+    const theirs = new Map<string, boolean>();
+    const now = Date.now();
     let any = false;
-    for (const id of this.due.keys()) {
-      const m = this.d.store.get(id);
-      if (m && this.d.resolve(m.to) === peer) {
-        this.due.set(id, Date.now());
-        any = true;
-      }
+    for (const [id, to] of this.recipients) {
+      let match = theirs.get(to);
+      if (match === undefined) theirs.set(to, (match = this.d.resolve(to) === peer));
+      if (!match) continue;
+      this.due.set(id, now);
+      any = true;
     }
     if (any) this.schedule();
   }
@@ -150,12 +161,15 @@ export class ChatOutbox {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const now = Date.now();
-    let next = Infinity;
-    for (const [id, at] of this.due) {
-      if (this.running.has(id)) continue;
-      if (at <= now && this.running.size < this.options.concurrency) void this.attempt(id);
-      else next = Math.min(next, at <= now ? now + 50 : at);
+    for (;;) {
+      const top = this.due.peek();
+      if (top === undefined || top.at > now || this.running.size >= this.options.concurrency) break;
+      this.due.take();
+      // One under way records its outcome, and with it its next time, when it ends.
+      if (!this.running.has(top.id)) void this.attempt(top.id);
     }
+    const top = this.due.peek();
+    const next = top === undefined ? Infinity : top.at <= now ? now + 50 : top.at;
     if (next !== Infinity) {
       this.timer = setTimeout(() => this.schedule(), Math.max(0, next - now));
       this.timer.unref();
@@ -178,7 +192,7 @@ export class ChatOutbox {
     const m = this.d.store.get(id);
     const before = this.d.store.delivery(id);
     if (!m || !before || before.state !== 'pending') {
-      this.due.delete(id);
+      this.forget(id);
       return before;
     }
     const attempts = before.attempts + 1;
@@ -209,14 +223,20 @@ export class ChatOutbox {
       };
       this.due.set(id, Date.now() + delayMs);
     }
-    if (next.state !== 'pending') this.due.delete(id);
+    if (next.state !== 'pending') this.forget(id);
     if (!(await this.d.store.setDelivery(id, next))) {
-      this.due.delete(id);
+      this.forget(id);
       return undefined;
     }
     if (error) this.d.log?.debug({ id, peer, attempts, err: error.message }, 'chat delivery attempt failed');
     // A pending message whose retry changed nothing visible still reports its attempt count.
     this.d.onChange?.(m, next);
     return next;
+  }
+
+  /** A message out of the outbox: delivered, failed, or gone. */
+  private forget(id: string): void {
+    this.due.delete(id);
+    this.recipients.delete(id);
   }
 }

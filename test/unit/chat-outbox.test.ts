@@ -111,6 +111,50 @@ describe('chat outbox', () => {
     expect(chat.delivery(m.id)?.state).toBe('delivered');
   });
 
+  it('with 400 messages waiting, a node connecting reads only those it attempts, 8 at a time', async () => {
+    const { chat } = open();
+    let up = false;
+    let inFlight = 0;
+    let most = 0;
+    const { box, attempts } = outbox(
+      chat,
+      async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setTimeout(r, 2));
+        inFlight -= 1;
+        if (!up) throw new ChatDeliveryError('unreachable', 'down');
+      },
+      { backoffMs: 60_000, maxBackoffMs: 60_000 },
+    );
+    box.start();
+    const ms = [];
+    for (let i = 0; i < 400; i++) ms.push(await pending(chat, `m${i}`));
+    await Promise.all(ms.map((m) => box.deliverNow(m, 5_000)));
+    expect(attempts.length).toBe(400);
+    expect(box.pending).toBe(400);
+    // A node connecting: each recipient's node looked up, no message read from the store but by
+    // the 8 attempts it starts (one read per waiting message before, whenever any node connected).
+    const get = chat.get.bind(chat);
+    let reads = 0;
+    chat.get = (id) => {
+      reads += 1;
+      return get(id);
+    };
+    up = true;
+    // A message's first attempt goes at once (deliverNow); retries go through the queue.
+    most = 0;
+    box.peerConnected('peer-b');
+    chat.get = get;
+    expect(reads).toBeLessThanOrEqual(8);
+    const started = Date.now();
+    while (box.pending > 0 && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 20));
+    expect(box.pending).toBe(0);
+    expect(attempts.length).toBe(800);
+    expect(most).toBeLessThanOrEqual(8);
+    expect(ms.every((m) => chat.delivery(m.id)?.state === 'delivered')).toBe(true);
+  });
+
   it('fails a refused message at once and one out of time, and retry() puts it back', async () => {
     const { chat } = open();
     let answer: Error | undefined = new ChatDeliveryError('refused', 'invalid envelope: nope');
