@@ -57,7 +57,7 @@ async function readiness(url: string): Promise<Readiness> {
 }
 
 /** `count` accounts, each a claim and a send, and a rival of each send: [chains, rivals] by client. */
-export function forkStreams(networkId: string, count: number): [string[][], string[][]] {
+function forkStreams(networkId: string, count: number): [string[][], string[][]] {
   const t0 = nowNs();
   const chains: string[][] = Array.from({ length: CLIENTS }, () => []);
   const rivals: string[][] = Array.from({ length: CLIENTS }, () => []);

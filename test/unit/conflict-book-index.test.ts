@@ -5,6 +5,7 @@ import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
 import { ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { sealed } from '../helpers/ledger-kit.ts';
 import { tempStores } from '../helpers/temp-stores.ts';
+import { rng } from '../helpers/rng.ts';
 
 /**
  * Every block of an account asks the conflict book whether the account has a conflict open, and a
@@ -17,14 +18,6 @@ import { tempStores } from '../helpers/temp-stores.ts';
 describe('conflict book: open conflicts by account', () => {
   const stores = tempStores();
   const kit = { networkId: '00'.repeat(32), difficulty: 0n };
-
-  /** mulberry32, so a failure names its seed. */
-  const rng = (seed: number) => () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 
   const seeds = Array.from({ length: 12 }, (_, i) => new Uint8Array(32).fill(i + 1));
   const accounts = seeds.map((s) => keyPairFromSeed(s).address);

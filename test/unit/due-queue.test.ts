@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DueQueue } from '../../node-core/chat/due-queue.ts';
+import { rng } from '../helpers/rng.ts';
 
 /**
  * The chat outbox's queue of due times (chat/due-queue.ts) against the same rule written out over
@@ -7,14 +8,6 @@ import { DueQueue } from '../../node-core/chat/due-queue.ts';
  * never coming back, through thousands of random changes (and the rebuilds they cause).
  */
 describe('due queue', () => {
-  /** mulberry32, so a failure names its seed. */
-  const rng = (seed: number) => () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-
   for (const seed of [1, 2, 3])
     it(`takes what a walk over every id would (seed ${seed})`, () => {
       const random = rng(seed);

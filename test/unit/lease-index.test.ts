@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LeaseBook, type LeaseFilter } from '../../node-core/leasing/lease-book.ts';
 import { LEASE_STATES, type LeaseRecord, type LeaseState } from '../../node-core/leasing/records.ts';
 import { tempStores } from '../helpers/temp-stores.ts';
+import { rng } from '../helpers/rng.ts';
 
 /**
  * The lease table is indexed by provider, consumer and state, so the readers that ask for a party's
@@ -17,13 +18,6 @@ describe('lease index', () => {
     return { ...o, book: new LeaseBook(o.store) };
   };
 
-  /** A small deterministic generator (mulberry32), so a failure names its seed. */
-  const rng = (seed: number) => () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
   const PARTIES = ['a', 'b', 'c', 'd'].map((x) => x.repeat(64));
   const lease = (
     hash: string,
