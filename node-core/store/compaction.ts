@@ -141,6 +141,15 @@ export function syncDir(dir: string): void {
   }
 }
 
+/** The process ids in LMDB's reader table as lmdb-js's readerList() prints it (a header, then rows). */
+export function readerPids(list: string): number[] {
+  return list
+    .split('\n')
+    .slice(1)
+    .map((row) => Number(row.trim().split(/\s+/)[0]))
+    .filter((pid) => Number.isInteger(pid) && pid > 0);
+}
+
 /** What `rewriteLmdbCopy` did. */
 export type RewriteResult =
   | { rewritten: true; bytesBefore: number; bytesAfter: number; entries: number; ms: number }
@@ -161,6 +170,10 @@ export function rewriteLmdbCopy(file: string, mapSize: number): RewriteResult | 
   try {
     const source = open({ path: file, readOnly: true, maxDbs: 32, cache: false });
     try {
+      // Another process with the file open would keep writing to the old one.
+      source.readerCheck();
+      const others = readerPids(source.readerList()).filter((pid) => pid !== process.pid);
+      if (others.length > 0) throw new Error(`open in process ${others.join(', ')}`);
       entries = writeCompactCopy(source, copy, Math.max(mapSize, 2 * bytesBefore)).entries;
     } finally {
       void source.close();

@@ -13,6 +13,7 @@ import {
 import {
   compactCopyPath,
   readCompactionMarker,
+  readerPids,
   rewriteLmdbCopy,
   type RewriteResult,
   syncDir,
@@ -571,15 +572,6 @@ export class Store {
   private writeCopy(to: string, mapSize: number): void {
     writeCompactCopy(this.root, to, mapSize);
   }
-}
-
-/** The process ids in LMDB's reader table as lmdb-js's readerList() prints it (a header, then rows). */
-function readerPids(list: string): number[] {
-  return list
-    .split('\n')
-    .slice(1)
-    .map((row) => Number(row.trim().split(/\s+/)[0]))
-    .filter((pid) => Number.isInteger(pid) && pid > 0);
 }
 
 /** LMDB's data file: the path itself when it names a file, else data.mdb in that directory. */
