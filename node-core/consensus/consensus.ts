@@ -692,8 +692,8 @@ export class Consensus {
     for (const c of batch) {
       if (c.finalized) continue;
       accounts.add(c.block.account);
-      const key = `${c.block.account}:${c.height}`;
-      if (!this.appliedAt.has(key)) this.appliedAt.set(key, nowMs);
+      // A block announced here is new at its height (one undone there earlier had its own time).
+      this.appliedAt.set(`${c.block.account}:${c.height}`, nowMs);
     }
     for (const a of accounts) this.drive(a);
   }
