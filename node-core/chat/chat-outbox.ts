@@ -68,6 +68,11 @@ export class ChatOutbox {
   private readonly due = new DueQueue();
   /** Pending message ids -> their recipient (a public key): a node connecting asks whose it is. */
   private readonly recipients = new Map<string, string>();
+  /**
+   * Messages whose node connected while an attempt at them was under way (a dial to it still
+   * failing): if that attempt fails, the next goes at once instead of after the backoff.
+   */
+  private readonly reconnected = new Set<string>();
   private readonly running = new Map<string, Promise<Delivery | undefined>>();
   private timer: NodeJS.Timeout | undefined;
   private started = false;
@@ -149,6 +154,7 @@ export class ChatOutbox {
       let match = theirs.get(to);
       if (match === undefined) theirs.set(to, (match = this.d.resolve(to) === peer));
       if (!match) continue;
+      if (this.running.has(id)) this.reconnected.add(id);
       this.due.set(id, now);
       any = true;
     }
@@ -182,6 +188,10 @@ export class ChatOutbox {
     if (under) return under;
     const p = this.tryOnce(id).finally(() => {
       this.running.delete(id);
+      // Its time in the queue anew: the schedule takes an id's entry off the queue when it comes
+      // due while an attempt at it is still recording its outcome, and this one must not be lost.
+      const at = this.due.get(id);
+      if (at !== undefined) this.due.set(id, at);
       this.schedule();
     });
     this.running.set(id, p);
@@ -213,7 +223,9 @@ export class ChatOutbox {
     } else if (error.permanent || now - m.received_at >= this.options.maxAgeNs) {
       next = { state: 'failed', attempts, updated_at: now, error: error.message };
     } else {
-      const delayMs = Math.min(this.options.backoffMs * 2 ** (attempts - 1), this.options.maxBackoffMs);
+      const delayMs = this.reconnected.delete(id)
+        ? 0
+        : Math.min(this.options.backoffMs * 2 ** (attempts - 1), this.options.maxBackoffMs);
       next = {
         state: 'pending',
         attempts,
@@ -238,5 +250,6 @@ export class ChatOutbox {
   private forget(id: string): void {
     this.due.delete(id);
     this.recipients.delete(id);
+    this.reconnected.delete(id);
   }
 }

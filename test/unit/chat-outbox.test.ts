@@ -111,6 +111,64 @@ describe('chat outbox', () => {
     expect(chat.delivery(m.id)?.state).toBe('delivered');
   });
 
+  it('keeps retrying when an attempt records its outcome more slowly than its backoff', async () => {
+    const { chat } = open();
+    // The store's write of a failed attempt takes longer than the next attempt's delay: the next
+    // comes due while the attempt is still under way (a node's write batch, a checkpoint).
+    const setDelivery = chat.setDelivery.bind(chat);
+    chat.setDelivery = async (id, d) => {
+      await new Promise((r) => setTimeout(r, 150));
+      return setDelivery(id, d);
+    };
+    let up = false;
+    const { box } = outbox(
+      chat,
+      async () => {
+        if (!up) throw new ChatDeliveryError('unreachable', 'down');
+      },
+      { backoffMs: 50, maxBackoffMs: 50 },
+    );
+    box.start();
+    // Two messages: each one's attempts set the timer for the other's next one.
+    const ms = [await pending(chat, 'slow store 1'), await pending(chat, 'slow store 2')];
+    await Promise.all(ms.map((m) => box.deliverNow(m, 1_000)));
+    await new Promise((r) => setTimeout(r, 1_000));
+    // An attempt at each every 50 ms + 150 ms: about 5 more each in 1 s. A message whose place in
+    // the queue was taken while its attempt was still recording got none after it.
+    for (const m of ms) expect(chat.delivery(m.id)?.attempts).toBeGreaterThanOrEqual(3);
+    up = true;
+    await new Promise((r) => setTimeout(r, 800));
+    for (const m of ms) expect(chat.delivery(m.id)?.state).toBe('delivered');
+  });
+
+  it('tries again at once when the node connects during an attempt that then fails, not after the backoff', async () => {
+    const { chat } = open();
+    let release: (() => void) | undefined;
+    let up = false;
+    const { box, attempts } = outbox(
+      chat,
+      async () => {
+        if (up) return;
+        // The dial to a node still starting: it fails, but only after the node has connected.
+        await new Promise<void>((r) => (release = r));
+        throw new ChatDeliveryError('unreachable', 'down');
+      },
+      { backoffMs: 60_000, maxBackoffMs: 60_000 },
+    );
+    box.start();
+    const m = await pending(chat, 'in flight');
+    const first = box.deliverNow(m, 5_000);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(attempts.length).toBe(1);
+    box.peerConnected('peer-b');
+    up = true;
+    release!();
+    expect(await first).toMatchObject({ state: 'pending', attempts: 1 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(attempts.length).toBe(2);
+    expect(chat.delivery(m.id)?.state).toBe('delivered');
+  });
+
   it('with 400 messages waiting, a node connecting reads only those it attempts, 8 at a time', async () => {
     const { chat } = open();
     let up = false;
