@@ -120,7 +120,7 @@ export function readCompactionMarker(file: string): CompactionMarker | undefined
 }
 
 /** Best effort: without it the next close compacts again once the file is large enough. */
-export function writeCompactionMarker(file: string, bytes: number): void {
+function writeCompactionMarker(file: string, bytes: number): void {
   try {
     writeFileSync(markerPath(file), `${bytes} ${COPY_TAG}\n`);
   } catch {
@@ -129,7 +129,7 @@ export function writeCompactionMarker(file: string, bytes: number): void {
 }
 
 /** fsyncs a directory, so a rename in it is on disk (not supported on every platform: then skipped). */
-export function syncDir(dir: string): void {
+function syncDir(dir: string): void {
   let fd: number | undefined;
   try {
     fd = openSync(dir, 'r');
@@ -178,14 +178,24 @@ export function rewriteLmdbCopy(file: string, mapSize: number): RewriteResult | 
     } finally {
       void source.close();
     }
-    renameSync(copy, file);
-    syncDir(dirname(file));
+    const bytesAfter = installCompactCopy(copy, file);
+    return { rewritten: true, bytesBefore, bytesAfter, entries, ms: performance.now() - started };
   } catch (e) {
     if (existsSync(copy)) unlinkSync(copy);
     return { rewritten: false, reason: (e as Error).message };
   }
+}
+
+/**
+ * Puts a synced compacted copy in the data file's place (durably), drops the checkpoints that
+ * described the old file (its inode) and writes the marker; returns the new file's size. Both
+ * compaction at close and the rewrite at open end this way.
+ */
+export function installCompactCopy(copy: string, file: string): number {
+  renameSync(copy, file);
+  syncDir(dirname(file));
   removeCheckpoints(file);
-  const bytesAfter = statSync(file).size;
-  writeCompactionMarker(file, bytesAfter);
-  return { rewritten: true, bytesBefore, bytesAfter, entries, ms: performance.now() - started };
+  const bytes = statSync(file).size;
+  writeCompactionMarker(file, bytes);
+  return bytes;
 }

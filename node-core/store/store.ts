@@ -1,5 +1,5 @@
-import { closeSync, existsSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, existsSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { parseJson } from '../protocol/json.ts';
 import {
@@ -16,9 +16,8 @@ import {
   readerPids,
   rewriteLmdbCopy,
   type RewriteResult,
-  syncDir,
   writeCompactCopy,
-  writeCompactionMarker,
+  installCompactCopy,
 } from './compaction.ts';
 import { isFull, StoreFailedError, StoreFullError } from './errors.ts';
 import { takeOwnerLock } from './owner-lock.ts';
@@ -554,18 +553,13 @@ export class Store {
       rootClosed = true;
       await this.root.close();
       if (written(statSync(file)) !== before) throw new Error('the store was written during the copy');
-      renameSync(copy, file);
-      syncDir(dirname(file));
-      // A journaled store's checkpoints describe the old file (its inode): the copy is synced whole.
-      if (this.checkpoints !== undefined) removeCheckpoints(file);
+      const bytesAfter = installCompactCopy(copy, file);
+      return { compacted: true, bytesBefore, bytesAfter, ms: performance.now() - started };
     } catch (e) {
       if (!rootClosed) await this.root.close();
       if (existsSync(copy)) unlinkSync(copy);
       return { compacted: false, reason: `failed: ${(e as Error).message}` };
     }
-    const bytesAfter = statSync(file).size;
-    writeCompactionMarker(file, bytesAfter);
-    return { compacted: true, bytesBefore, bytesAfter, ms: performance.now() - started };
   }
 
   /** The compacted copy of the open store (a method of its own: a test writes during it). */
