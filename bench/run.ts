@@ -6,7 +6,7 @@
  * also part of node), ab (two nodes' CPU per block compared phase by phase: ab.ts), reps (ingest
  * with many representatives against one: reps.ts) and elections (ingest with 40 % of the weight
  * offline, every block waiting for the fallback: elections.ts) and forks (thousands of conflicts open
- * at once: forks.ts) run only when named)
+ * at once: forks.ts) and idle (two idle peers of a large ledger: idle-sync.ts) run only when named)
  */
 import { availableParallelism, cpus } from 'node:os';
 
@@ -31,9 +31,10 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   elections: () => import('./elections.ts'),
   forks: () => import('./forks.ts'),
   indexed: () => import('./indexed-reads.ts'),
+  idle: () => import('./idle-sync.ts'),
 };
 /** Suites left out of a run that names none. */
-const onlyWhenNamed = new Set(['certificate', 'startup', 'soak', 'ab', 'reps', 'elections', 'forks']);
+const onlyWhenNamed = new Set(['certificate', 'startup', 'soak', 'ab', 'reps', 'elections', 'forks', 'idle']);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length > 0 ? wanted : Object.keys(suites).filter((n) => !onlyWhenNamed.has(n));

@@ -1,3 +1,4 @@
+import { FrontierDigests } from './frontier-digests.ts';
 import { type Block, encodeCanonical, ZERO_HASH } from '../protocol/block.ts';
 import { type HashedBlock, hashBlockNode } from '../fastpath/block-hash.ts';
 import { bytesEqualHex, hexToBytes } from '../protocol/hex.ts';
@@ -132,6 +133,8 @@ export class Ledger extends LedgerReads {
   private readonly powHash: (target: Uint8Array, nonce: bigint) => bigint;
   private readonly now: () => bigint;
   readonly counters: CountersBook;
+  /** Per-bucket digests of the frontiers, kept up to date by every account write (sync rounds). */
+  readonly frontierDigests = new FrontierDigests((b) => this.accountHeadsInBucket(b));
   /** What the type rules read: this ledger's store and state chain as they stand. */
   private readonly ruleView: RuleView;
   /** Leasing's part of the write path: lease records, reputation, undo entries, archive. */
@@ -233,6 +236,7 @@ export class Ledger extends LedgerReads {
       representativeAt: (a, h) => this.representativeAt(a, h),
       addWeight: (ctx, rep, delta) => this.addWeight(ctx, rep, delta),
       writeAccount: (a, rec) => this.writeAccount(a, rec),
+      removeAccount: (a) => this.removeAccount(a),
     });
     this.ruleView = {
       get faucet() {
@@ -1086,6 +1090,13 @@ export class Ledger extends LedgerReads {
 
   private writeAccount(address: string, rec: AccountRecord): void {
     this.store.accounts.putSync(accountKey(address), encodeAccount(rec));
+    this.frontierDigests.touch(address);
+  }
+
+  /** Removes an account's record (its opening block undone). */
+  private removeAccount(address: string): void {
+    this.store.accounts.removeSync(accountKey(address));
+    this.frontierDigests.touch(address);
   }
 }
 

@@ -371,8 +371,23 @@ export class LedgerReads {
     yield* this.walkAccounts(decodeAccountHead, after);
   }
 
+  /** The account heads whose address begins with the byte `bucket`, in address order (frontier-digests.ts). */
+  *accountHeadsInBucket(bucket: number): Generator<[string, AccountHead]> {
+    const start = new Uint8Array(33);
+    start[0] = bucket;
+    for (const e of this.walkFrom(decodeAccountHead, start)) {
+      if (parseInt(e[0].slice(0, 2), 16) !== bucket) return;
+      yield e;
+    }
+  }
+
   private *walkAccounts<T>(decode: (bytes: Uint8Array) => T, after?: string): Generator<[string, T]> {
-    let start = after === undefined ? undefined : accountRange(after, 'pending').end;
+    yield* this.walkFrom(decode, after === undefined ? undefined : accountRange(after, 'pending').end);
+  }
+
+  /** Account records from the key `start` on (all from the first without one), in address order. */
+  private *walkFrom<T>(decode: (bytes: Uint8Array) => T, from?: Uint8Array): Generator<[string, T]> {
+    let start = from;
     for (;;) {
       let first: { key: Uint8Array; value: Uint8Array } | undefined;
       for (const e of this.store.accounts.getRange(start === undefined ? { limit: 1 } : { start, limit: 1 }))

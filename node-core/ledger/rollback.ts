@@ -1,4 +1,4 @@
-import { accountKey, chainKey, encodePending, hashKey, pendingKey } from './codec.ts';
+import { chainKey, encodePending, hashKey, pendingKey } from './codec.ts';
 import { addSupply } from './counters.ts';
 import { LedgerError } from './errors.ts';
 import type { AccountRecord, BlockRecord } from './records.ts';
@@ -19,6 +19,7 @@ export interface RollbackDeps {
   representativeAt(account: string, height: number): string | undefined;
   addWeight(ctx: WriteContext, rep: string, delta: bigint): void;
   writeAccount(address: string, rec: AccountRecord): void;
+  removeAccount(address: string): void;
 }
 
 /**
@@ -103,7 +104,7 @@ export class Rollback {
     this.d.store.hashes.removeSync(hashKey(b.hash));
     ctx.counters.blocks -= 1;
     if (h === 1) {
-      this.d.store.accounts.removeSync(accountKey(account));
+      this.d.removeAccount(account);
       this.d.store.unfinal.removeSync(account);
       ctx.counters.accounts -= 1;
       return;

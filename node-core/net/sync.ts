@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import type { Consensus } from '../consensus/consensus.ts';
 import type { AsyncVerifier, Ledger } from '../ledger/ledger.ts';
+import { DIGEST_BUCKETS, DIGEST_BYTES, differingRanges } from '../ledger/frontier-digests.ts';
 import { blockToJson } from '../protocol/block-json.ts';
-import { isHex } from '../protocol/hex.ts';
+import { bytesToHex, hexToBytes, isHex } from '../protocol/hex.ts';
 import type { JsonPath, JsonValue } from '../protocol/json.ts';
 import { decodeStateBlock, stateBlockToJson } from '../protocol/statechain.ts';
 import { StateChainError, type StateChain } from '../statechain/statechain.ts';
@@ -65,6 +66,9 @@ export interface SyncProgress {
   duplicates: number;
   /** Page answers received since start. */
   pages: number;
+  /** Frontier entries received from peers since start, and buckets of accounts not asked for (their digests were equal). */
+  frontier_entries: number;
+  buckets_skipped: number;
 }
 
 /**
@@ -94,6 +98,16 @@ interface FrontierEntry {
   frontier: string;
 }
 
+/**
+ * LEDGER_NODE_SYNC_DIGESTS=0: rounds neither ask for frontier digests nor give them, as an older
+ * version (the baseline of `npm run bench -- idle`).
+ */
+const DIGESTS = process.env.LEDGER_NODE_SYNC_DIGESTS !== '0';
+
+/** The first address of a bucket of accounts, and its last (frontier-digests.ts). */
+const bucketStart = (b: number) => `${b.toString(16).padStart(2, '0')}${'0'.repeat(62)}`;
+const bucketEnd = (b: number) => `${b.toString(16).padStart(2, '0')}${'f'.repeat(62)}`;
+
 /** Raw JSON text is kept for state-chain op values: their hash covers it byte for byte. */
 const isStateValue = (p: JsonPath) =>
   p.length === 6 && p[0] === 'payload' && p[1] === 'blocks' && p[3] === 'ops' && p[5] === 'value';
@@ -117,6 +131,8 @@ export class Syncer {
     blocks_pulled: 0,
     duplicates: 0,
     pages: 0,
+    frontier_entries: 0,
+    buckets_skipped: 0,
   };
   /** Final votes counted from `final_votes` answers: sent singly, or in batch-signed batches. */
   readonly finalVotesIn = { single: 0, batched: 0 };
@@ -229,42 +245,24 @@ export class Syncer {
       }
     }
 
-    // Frontiers: what the peer has that this node does not.
+    // Frontiers: what the peer has that this node does not, in the buckets of accounts whose
+    // digests differ (all of them with a peer that gives no digests, an older version).
     const needs: ChainNeed[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const page = await host.request<{ entries: FrontierEntry[]; next?: string }>(
-        peer,
-        'frontiers',
-        { after, limit: 1000 },
-        SYNC,
-      );
-      for (const e of page.entries) {
-        if (!isHex(e.account, 32) || !Number.isSafeInteger(e.height) || e.height < 1) continue;
-        const mine = ledger.accountHead(e.account);
-        if (!mine) {
-          needs.push({ account: e.account, from: 1, to: e.height });
-          continue;
-        }
-        if (e.height < mine.height || e.frontier === mine.frontier) continue;
-        if (e.height === mine.height) {
-          // Diverged at the top (a fork decided elsewhere): re-read everything not final here. A
-          // sibling of one of our blocks is staged as a conflict, and the votes settle it.
-          needs.push({ account: e.account, from: mine.final_height + 1, to: e.height });
-          continue;
-        }
-        // Behind: what this node holds (durably: a catch-up cut short resumes here) is not pulled
-        // again, unless the peer's next block does not follow this node's frontier (diverged).
-        needs.push({
-          account: e.account,
-          from: mine.height + 1,
-          to: e.height,
-          frontier: mine.frontier,
-          divergedFrom: mine.final_height + 1,
-        });
+    for (const [from, to] of await this.rangesToCompare(peer)) {
+      const until = to === DIGEST_BUCKETS - 1 ? undefined : bucketStart(to + 1);
+      let after = from === 0 ? undefined : bucketEnd(from - 1);
+      for (;;) {
+        const page = await host.request<{ entries: FrontierEntry[]; next?: string }>(
+          peer,
+          'frontiers',
+          { after, until, limit: 1000 },
+          SYNC,
+        );
+        this.progress.frontier_entries += page.entries.length;
+        for (const e of page.entries) this.compareFrontier(e, until, needs);
+        if (!page.next || (until !== undefined && page.next >= until)) break;
+        after = page.next;
       }
-      if (!page.next) break;
-      after = page.next;
     }
     const total = needs.reduce((s, n) => s + (n.to - n.from + 1), 0);
     const report = new SyncReporter(this.progress, total, this.d.log);
@@ -315,6 +313,52 @@ export class Syncer {
     }
     for (let i = 0; i < wanted.length; i += SYNC_PAGE)
       await this.fetchVotes(wanted.slice(i, i + SYNC_PAGE), true);
+  }
+
+  /**
+   * The buckets of accounts (frontier-digests.ts) whose frontiers this round compares with the
+   * peer's: those whose digests differ, as ranges; all of them when the peer gives no digests.
+   */
+  private async rangesToCompare(peer: string): Promise<[number, number][]> {
+    const all: [number, number][] = [[0, DIGEST_BUCKETS - 1]];
+    if (!DIGESTS) return all;
+    const theirs = await this.d.host
+      .request<{ digests?: unknown }>(peer, 'frontier_digests', {}, SYNC)
+      .catch(() => undefined);
+    if (!isHex(theirs?.digests, DIGEST_BUCKETS * DIGEST_BYTES)) return all;
+    const slice = new Slicer();
+    const mine = await this.d.ledger.frontierDigests.all(() => slice.yieldIfDue());
+    const ranges = differingRanges(mine, hexToBytes(theirs.digests as string));
+    this.progress.buckets_skipped += DIGEST_BUCKETS - ranges.reduce((n, [a, b]) => n + b - a + 1, 0);
+    return ranges;
+  }
+
+  /** A peer's frontier entry against this node's account: what to pull, if anything, into `needs`. */
+  private compareFrontier(e: FrontierEntry, until: string | undefined, needs: ChainNeed[]): void {
+    if (!isHex(e.account, 32) || !Number.isSafeInteger(e.height) || e.height < 1) return;
+    // Past the range asked for (its digests were equal): nothing to compare there.
+    if (until !== undefined && e.account >= until) return;
+    const mine = this.d.ledger.accountHead(e.account);
+    if (!mine) {
+      needs.push({ account: e.account, from: 1, to: e.height });
+      return;
+    }
+    if (e.height < mine.height || e.frontier === mine.frontier) return;
+    if (e.height === mine.height) {
+      // Diverged at the top (a fork decided elsewhere): re-read everything not final here. A
+      // sibling of one of our blocks is staged as a conflict, and the votes settle it.
+      needs.push({ account: e.account, from: mine.final_height + 1, to: e.height });
+      return;
+    }
+    // Behind: what this node holds (durably: a catch-up cut short resumes here) is not pulled
+    // again, unless the peer's next block does not follow this node's frontier (diverged).
+    needs.push({
+      account: e.account,
+      from: mine.height + 1,
+      to: e.height,
+      frontier: mine.frontier,
+      divergedFrom: mine.final_height + 1,
+    });
   }
 
   /** True while a sync page is applying the block: history is not relayed as gossip. */
@@ -465,9 +509,16 @@ export class Syncer {
     switch (type) {
       case 'peers':
         return { addrs: (await this.d.host.knownAddrs()).slice(0, 64) };
+      case 'frontier_digests': {
+        if (!DIGESTS) return undefined;
+        const slice = new Slicer();
+        return { digests: bytesToHex(await this.d.ledger.frontierDigests.all(() => slice.yieldIfDue())) };
+      }
       case 'frontiers': {
         const max = limit(p.limit, 1000);
         const after = typeof p.after === 'string' && isHex(p.after, 32) ? p.after : undefined;
+        // Exclusive: a page of one range of buckets (rangesToCompare) stops where the range ends.
+        const until = typeof p.until === 'string' && isHex(p.until, 32) ? p.until.toLowerCase() : undefined;
         const entries: FrontierEntry[] = [];
         // In slices: a node catching up is asked for its frontiers by its peers' rounds, and 1,000
         // accounts held its thread 60-200 ms in one go (catch-up profile, with the GC it set off).
@@ -475,6 +526,7 @@ export class Syncer {
         // some point of the answer, which is all a page of frontiers promises.
         const slice = new Slicer();
         for (const [account, rec] of this.d.ledger.allAccountHeads(after)) {
+          if (until !== undefined && account >= until) break;
           entries.push({ account, height: rec.height, frontier: rec.frontier });
           if (entries.length >= max) break;
           await slice.yieldIfDue();
