@@ -119,8 +119,20 @@ function decodeEntry(text: string): Omit<ReputationEvent, 'address'> {
   return { at: BigInt(o.at as bigint), counts };
 }
 
+/** Aggregates kept in memory; past it the least recently used go (summed again if asked for). */
+const KEPT_AGGREGATES = 4096;
+
 export class ReputationBook {
   private readonly store: Store;
+  /**
+   * Aggregates summed from the store, by address, until a block writes or removes one of that
+   * address's entries. Why: an account's aggregate sums every entry it has, and a provider's grows
+   * by two or three a lease; the marketplace asks for a provider's on every offer it weighs, and
+   * summing 3,000 entries took 6-8 ms each time (0.5 µs kept).
+   */
+  private readonly kept = new Map<string, Reputation | undefined>();
+  /** Aggregates summed from the store since start (tests, diagnostics). */
+  summed = 0;
 
   constructor(store: Store) {
     this.store = store;
@@ -128,46 +140,58 @@ export class ReputationBook {
 
   /** Writes a block's entries (inside its write transaction); returns the parties, for its undo entry. */
   record(blockHash: string, events: readonly ReputationEvent[]): string[] {
-    for (const e of events)
+    for (const e of events) {
       this.store.reputation.putSync(
         entryKey(e.address, blockHash),
         stringifyJson({ at: e.at, counts: e.counts }),
       );
+      this.kept.delete(e.address);
+    }
     return events.map((e) => e.address);
   }
 
   /** Removes a block's entries (inside the transaction that undoes it). */
   remove(blockHash: string, parties: readonly string[]): void {
-    for (const a of parties) this.store.reputation.removeSync(entryKey(a, blockHash));
+    for (const a of parties) {
+      this.store.reputation.removeSync(entryKey(a, blockHash));
+      this.kept.delete(a);
+    }
   }
 
   /** An account's aggregate, or undefined when no lease block concerned it. */
   get(address: string): Reputation | undefined {
+    if (this.kept.has(address)) {
+      const r = this.kept.get(address);
+      // Most recently used last: the first in the map is the one to drop.
+      this.kept.delete(address);
+      this.kept.set(address, r);
+      return r === undefined ? undefined : { ...r };
+    }
     let r: Reputation | undefined;
     for (const { value } of this.store.reputation.getRange({ start: `${address}:`, end: `${address};` }))
       r = addEvent(r, decodeEntry(value));
-    return r;
+    this.summed += 1;
+    if (this.kept.size >= KEPT_AGGREGATES) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(address, r);
+    return r === undefined ? undefined : { ...r };
   }
 
-  /** Aggregates by address in address order, paged; `total` counts every account with activity. */
+  /**
+   * Aggregates by address in address order, paged; `total` counts every account with activity. The
+   * walk reads keys only; the page's aggregates come from get. Decoding every entry of every account
+   * for any page took 61 ms for a page of 100 of 10,001 accounts (33,000 entries); 27-32 ms so.
+   */
   list(offset: number, limit: number): { total: number; entries: [string, Reputation][] } {
-    const entries: [string, Reputation][] = [];
+    const page: string[] = [];
     let total = 0;
-    let current: [string, Reputation | undefined] | undefined;
-    const flush = () => {
-      if (current === undefined) return;
-      if (total >= offset && entries.length < limit) entries.push(current as [string, Reputation]);
-      total++;
-    };
-    for (const { key, value } of this.store.reputation.getRange({})) {
+    let last: string | undefined;
+    for (const key of this.store.reputation.getKeys({})) {
       const address = key.slice(0, key.indexOf(':'));
-      if (current?.[0] !== address) {
-        flush();
-        current = [address, undefined];
-      }
-      current[1] = addEvent(current[1], decodeEntry(value));
+      if (address === last) continue;
+      last = address;
+      if (total >= offset && page.length < limit) page.push(address);
+      total++;
     }
-    flush();
-    return { total, entries };
+    return { total, entries: page.map((a) => [a, this.get(a)!]) };
   }
 }
