@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { alternate, type AlternateSide } from './alternate.ts';
 import { driveIngest } from './ingest-client.ts';
 import { nodeInfo, waitForStartupWork } from './ingest-run.ts';
-import { median } from './measure.ts';
+import { median, readiness } from './measure.ts';
 import { ingestArgs, openingStreams } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
@@ -29,14 +29,6 @@ const CLIENTS = 16;
 const PHASE_BLOCKS = 8_000;
 /** 28,000 claims of 1,000 XE beside the genesis's 42 million: 40 % of the weight. */
 const OFFLINE_ACCOUNTS = 28_000;
-
-interface Readiness {
-  unfinalized_positions: number;
-  finality_advances: number;
-}
-async function readiness(url: string): Promise<Readiness> {
-  return (await (await fetch(`${url}/ready`)).json()) as Readiness;
-}
 
 /** A started node given its 28,000 opening accounts, delegated to `rep` (or to no one). */
 async function prepare(node: SpawnedNode, rep: string | undefined): Promise<AlternateSide> {

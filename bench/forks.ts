@@ -6,7 +6,7 @@ import { blockToJson } from '../node-core/protocol/block-json.ts';
 import { stringifyJson } from '../node-core/protocol/json.ts';
 import { driveIngest } from './ingest-client.ts';
 import { cpuSplit, nodeInfo, threadCpu, type ThreadCpu, waitForStartupWork } from './ingest-run.ts';
-import { median, nowNs } from './measure.ts';
+import { median, nowNs, readiness } from './measure.ts';
 import {
   BENCH_DIFFICULTY,
   buildChain,
@@ -38,23 +38,6 @@ const MANY = Math.max(FEW, Number(process.env.BENCH_FORKS ?? 4_000));
 const ROUNDS = Math.max(1, Number(process.env.BENCH_FORKS_ROUNDS ?? 2));
 /** As `-- elections`: 28,000 claims of 1,000 XE beside the genesis's 42 million, 40 % of the weight. */
 const OFFLINE_ACCOUNTS = 28_000;
-
-interface Readiness {
-  unfinalized_positions: number;
-  conflicts_open: number;
-}
-/**
- * `/ready`, asked again when the connection drops: a node whose thread is held for seconds (the
- * code before this bench's fix) lets its idle keep-alive connections time out under the client.
- */
-async function readiness(url: string): Promise<Readiness> {
-  for (let attempt = 1; ; attempt++)
-    try {
-      return (await (await fetch(`${url}/ready`)).json()) as Readiness;
-    } catch (e) {
-      if (attempt >= 5) throw e;
-    }
-}
 
 /** `count` accounts, each a claim and a send, and a rival of each send: [chains, rivals] by client. */
 function forkStreams(networkId: string, count: number): [string[][], string[][]] {

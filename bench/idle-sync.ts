@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuSeconds, ratio } from './measure.ts';
+import { cpuSeconds, json, ratio } from './measure.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 import { fillStore } from './startup.ts';
 
@@ -27,10 +27,6 @@ const COMMON = [
   '--p2p-bind',
   '127.0.0.1',
 ];
-
-async function json<T>(url: string): Promise<T> {
-  return (await (await fetch(url)).json()) as T;
-}
 
 interface Pair {
   /** CPU seconds a minute of each node, and the rounds each ran meanwhile. */

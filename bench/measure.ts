@@ -85,3 +85,28 @@ export function othersMeter(pids: number[]): () => number {
     return Math.max(0, others) / seconds;
   };
 }
+
+/** A node's JSON answer to a GET (the suites' reads of /node and /ready). */
+export async function json<T>(url: string): Promise<T> {
+  return (await (await fetch(url)).json()) as T;
+}
+
+/** The `/ready` figures the suites poll. */
+export interface Readiness {
+  unfinalized_positions: number;
+  conflicts_open: number;
+  finality_advances: number;
+}
+
+/**
+ * `/ready`, asked again when the connection drops: a node whose thread is held for seconds lets its
+ * idle keep-alive connections time out under the client (`-- forks` on the code before its fix).
+ */
+export async function readiness(url: string): Promise<Readiness> {
+  for (let attempt = 1; ; attempt++)
+    try {
+      return await json<Readiness>(`${url}/ready`);
+    } catch (e) {
+      if (attempt >= 5) throw e;
+    }
+}

@@ -7,7 +7,7 @@ import { buildChain, fastKey } from './node.ts';
 import { driveIngest } from './ingest-client.ts';
 import { httpGet, httpPost } from './load.ts';
 import { cpuSplit, type CpuSplit, threadCpu, waitForStartupWork } from './ingest-run.ts';
-import { fmtRate, nowNs, othersMeter, ratio } from './measure.ts';
+import { fmtRate, json, nowNs, othersMeter, ratio } from './measure.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
@@ -34,10 +34,6 @@ const PER_ACCOUNT = Number(process.env.BENCH_NET_PER_ACCOUNT ?? 50);
 const TOTAL = CLIENTS * ACCOUNTS_PER_CLIENT * PER_ACCOUNT;
 const COMMON = ['--api-port', '0', '--rate-limit', 'off', '--log-level', 'warn'];
 const EXTRA_ARGS = (process.env.BENCH_NET_ARGS ?? '').split(' ').filter(Boolean);
-
-async function json<T>(url: string): Promise<T> {
-  return (await (await fetch(url)).json()) as T;
-}
 
 /** Node environment: with BENCH_NET_PROF, a CPU profile per node named after it. */
 function profEnv(name: string): NodeJS.ProcessEnv | undefined {

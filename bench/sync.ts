@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { driveIngest } from './ingest-client.ts';
 import { diskMeter } from './ingest-run.ts';
-import { cpuSeconds, fmtRate, nowNs, ratio } from './measure.ts';
+import { cpuSeconds, fmtRate, json, nowNs, ratio } from './measure.ts';
 import { buildChain, fastKey } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 
@@ -22,10 +22,6 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 const DIFFICULTY = 0x8000000000000000n;
 const PER_ACCOUNT = 50;
 const CLIENTS = 16;
-
-async function json<T>(url: string): Promise<T> {
-  return (await (await fetch(url)).json()) as T;
-}
 
 /** Node options that preload the event-loop delay probe (loop-lag-probe.ts) writing to `file`. */
 const PROBE = fileURLToPath(new URL('./loop-lag-probe.ts', import.meta.url));
