@@ -1,7 +1,9 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuSeconds, json, ratio } from './measure.ts';
+import { LeanHttpConnection } from './lean-http.ts';
+import { cpuSeconds, json, nowNs, ratio } from './measure.ts';
+import { buildChain, fastKey } from './node.ts';
 import { spawnNode, type SpawnedNode } from './spawn-node.ts';
 import { fillStore } from './startup.ts';
 
@@ -12,9 +14,11 @@ import { fillStore } from './startup.ts';
  * BENCH_IDLE_SECONDS (default 60) after their first rounds, with frontier digests
  * (ledger/frontier-digests.ts) against the same pair as older versions, which exchange every
  * frontier each round (LEDGER_NODE_SYNC_DIGESTS=0), measured one after the other in this run.
+ * BENCH_IDLE_RATE submits a trickle of blocks meanwhile (trickleBlocks).
  */
 const ACCOUNTS = Number(process.env.BENCH_IDLE_ACCOUNTS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
+const RATE = Number(process.env.BENCH_IDLE_RATE ?? 0);
 const COMMON = [
   '--api-port',
   '0',
@@ -33,6 +37,40 @@ interface Pair {
   cpuPerMin: [number, number];
   rounds: [number, number];
   entries: [number, number];
+}
+
+/**
+ * With BENCH_IDLE_RATE=N, N opening blocks of new accounts a second are submitted to the first node
+ * over the window (a quiet network, not an idle one; the blocks are built first). Returns the
+ * function that runs the window, submitting or sleeping.
+ */
+async function trickleBlocks(node: SpawnedNode): Promise<() => Promise<void>> {
+  const sleep = () => new Promise<void>((r) => setTimeout(r, SECONDS * 1000));
+  if (RATE <= 0) return sleep;
+  const { network_id, pow_difficulty } = await json<{ network_id: string; pow_difficulty: string }>(
+    `${node.url}/node`,
+  );
+  const t0 = nowNs();
+  const blocks = Array.from(
+    { length: Math.round(RATE * SECONDS) },
+    (_, i) => buildChain(fastKey(), 1, network_id, t0 + BigInt(i), BigInt(`0x${pow_difficulty}`))[0]!,
+  );
+  return async () => {
+    const conn = LeanHttpConnection.forUrl(node.url);
+    const start = performance.now();
+    try {
+      for (let i = 0; i < blocks.length; i++) {
+        const due = start + (i * 1000) / RATE - performance.now();
+        if (due > 0) await new Promise((r) => setTimeout(r, due));
+        const r = await conn.post('/blocks/claim', blocks[i]!);
+        if (r.status !== 201) throw new Error(`trickle: ${r.status} ${r.body}`);
+      }
+      const left = start + SECONDS * 1000 - performance.now();
+      if (left > 0) await new Promise((r) => setTimeout(r, left));
+    } finally {
+      conn.close();
+    }
+  };
 }
 
 async function pair(dir: string, source: string, digests: boolean): Promise<Pair> {
@@ -59,9 +97,10 @@ async function pair(dir: string, source: string, digests: boolean): Promise<Pair
       await new Promise((r) => setTimeout(r, 200));
     }
     await new Promise((r) => setTimeout(r, 2000));
+    const trickle = await trickleBlocks(nodes[0]!);
     const cpu0 = nodes.map((n) => cpuSeconds(n.proc.pid!));
     const i0 = await info();
-    await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    await trickle();
     const cpu1 = nodes.map((n) => cpuSeconds(n.proc.pid!));
     const i1 = await info();
     const per = (k: 0 | 1) => ((cpu1[k]! - cpu0[k]!) / SECONDS) * 60;
@@ -86,16 +125,17 @@ export default async function benchIdle(log: (line: string) => void): Promise<Re
     const fmt = (p: Pair) =>
       `${p.cpuPerMin[0].toFixed(2)} and ${p.cpuPerMin[1].toFixed(2)} s of CPU a minute` +
       ` (${p.rounds[0]} and ${p.rounds[1]} rounds, ${p.entries[0]} and ${p.entries[1]} frontier entries received)`;
+    const what = RATE > 0 ? `quiet (${RATE} blocks/s)` : 'idle';
     const base = await pair(dir, source, false);
     log(
-      `baseline: two idle nodes of ${ACCOUNTS} accounts exchanging every frontier each round: ${fmt(base)}`,
+      `baseline: two ${what} nodes of ${ACCOUNTS} accounts exchanging every frontier each round: ${fmt(base)}`,
     );
     const now = await pair(dir, source, true);
     log(`frontier digests: the same pair: ${fmt(now)}`);
     const b = base.cpuPerMin[0] + base.cpuPerMin[1];
     const n = now.cpuPerMin[0] + now.cpuPerMin[1];
     log(
-      `idle CPU of the pair: ${n.toFixed(2)} against ${b.toFixed(2)} s a minute: ${ratio(n, b)} of the baseline`,
+      `${what} CPU of the pair: ${n.toFixed(2)} against ${b.toFixed(2)} s a minute: ${ratio(n, b)} of the baseline`,
     );
     return {
       accounts: ACCOUNTS,
