@@ -131,8 +131,6 @@ export class ReputationBook {
    * summing 3,000 entries took 6-8 ms each time (0.5 µs kept).
    */
   private readonly kept = new Map<string, Reputation | undefined>();
-  /** Aggregates summed from the store since start (tests, diagnostics). */
-  summed = 0;
 
   constructor(store: Store) {
     this.store = store;
@@ -170,7 +168,6 @@ export class ReputationBook {
     let r: Reputation | undefined;
     for (const { value } of this.store.reputation.getRange({ start: `${address}:`, end: `${address};` }))
       r = addEvent(r, decodeEntry(value));
-    this.summed += 1;
     if (this.kept.size >= KEPT_AGGREGATES) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(address, r);
     return r === undefined ? undefined : { ...r };

@@ -10,6 +10,14 @@ export function bucketOf(address: string): number {
   return parseInt(address.slice(0, 2), 16);
 }
 
+/** A bucket's first address and its last (the bounds of its range in a `frontiers` walk). */
+export function bucketStart(b: number): string {
+  return `${b.toString(16).padStart(2, '0')}${'0'.repeat(62)}`;
+}
+export function bucketEnd(b: number): string {
+  return `${b.toString(16).padStart(2, '0')}${'f'.repeat(62)}`;
+}
+
 /**
  * A digest of the ledger's frontiers per bucket of accounts, for sync rounds (net/sync.ts, issue
  * #18): two nodes whose digests of a bucket are equal hold the same frontier for every account in

@@ -1,3 +1,4 @@
+import { bucketOf } from './frontier-digests.ts';
 import { encodeCanonical } from '../protocol/block.ts';
 import { bytesEqualHex, bytesToHex } from '../protocol/hex.ts';
 import type { Store } from '../store/store.ts';
@@ -376,7 +377,7 @@ export class LedgerReads {
     const start = new Uint8Array(33);
     start[0] = bucket;
     for (const e of this.walkFrom(decodeAccountHead, start)) {
-      if (parseInt(e[0].slice(0, 2), 16) !== bucket) return;
+      if (bucketOf(e[0]) !== bucket) return;
       yield e;
     }
   }

@@ -1,7 +1,13 @@
 import type { Logger } from 'pino';
 import type { Consensus } from '../consensus/consensus.ts';
 import type { AsyncVerifier, Ledger } from '../ledger/ledger.ts';
-import { DIGEST_BUCKETS, DIGEST_BYTES, differingRanges } from '../ledger/frontier-digests.ts';
+import {
+  bucketEnd,
+  bucketStart,
+  DIGEST_BUCKETS,
+  DIGEST_BYTES,
+  differingRanges,
+} from '../ledger/frontier-digests.ts';
 import { blockToJson } from '../protocol/block-json.ts';
 import { bytesToHex, hexToBytes, isHex } from '../protocol/hex.ts';
 import type { JsonPath, JsonValue } from '../protocol/json.ts';
@@ -103,10 +109,6 @@ interface FrontierEntry {
  * version (the baseline of `npm run bench -- idle`).
  */
 const DIGESTS = process.env.LEDGER_NODE_SYNC_DIGESTS !== '0';
-
-/** The first address of a bucket of accounts, and its last (frontier-digests.ts). */
-const bucketStart = (b: number) => `${b.toString(16).padStart(2, '0')}${'0'.repeat(62)}`;
-const bucketEnd = (b: number) => `${b.toString(16).padStart(2, '0')}${'f'.repeat(62)}`;
 
 /** Raw JSON text is kept for state-chain op values: their hash covers it byte for byte. */
 const isStateValue = (p: JsonPath) =>
@@ -518,7 +520,7 @@ export class Syncer {
         const max = limit(p.limit, 1000);
         const after = typeof p.after === 'string' && isHex(p.after, 32) ? p.after : undefined;
         // Exclusive: a page of one range of buckets (rangesToCompare) stops where the range ends.
-        const until = typeof p.until === 'string' && isHex(p.until, 32) ? p.until.toLowerCase() : undefined;
+        const until = typeof p.until === 'string' && isHex(p.until, 32) ? p.until : undefined;
         const entries: FrontierEntry[] = [];
         // In slices: a node catching up is asked for its frontiers by its peers' rounds, and 1,000
         // accounts held its thread 60-200 ms in one go (catch-up profile, with the GC it set off).
