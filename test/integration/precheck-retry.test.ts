@@ -102,6 +102,41 @@ describe('a prechecked block refused for now', () => {
     expect(verifies).toBe(before + 2);
   });
 
+  it('submits a prechecked block with one look-up by hash, and answers a copy stored meanwhile as a duplicate', async () => {
+    const ledger = t.node.ledger as unknown as { readBlock(hash: string): unknown };
+    const readBlock = ledger.readBlock.bind(ledger);
+    const looked: string[] = [];
+    ledger.readBlock = (hash: string) => {
+      looked.push(hash);
+      return readBlock(hash);
+    };
+    try {
+      const a = new Account(kit);
+      await a.claim(10n * XE);
+      const block = a.sendBlock(new Account(kit).address, 1n);
+      await t.node.ledger.precheck(block, { live: true });
+      looked.length = 0;
+      expect((await t.node.ledger.submit(block, { live: true })).status).toBe('accepted');
+      // applyBlock's own look-up inside the write, not process's before it as well.
+      expect(looked.filter((h) => h === block.hash)).toHaveLength(1);
+
+      // The same block arriving again by another peer (another object), prechecked before the
+      // first copy was stored: stored now, it is a duplicate, with the stored block's height.
+      a.advance(block);
+      const next = a.sendBlock(new Account(kit).address, 1n);
+      const copy = structuredClone(next);
+      await t.node.ledger.precheck(next, { live: true });
+      await t.node.ledger.precheck(copy, { live: true });
+      const first = await t.node.ledger.submit(next, { live: true });
+      expect(first.status).toBe('accepted');
+      const again = await t.node.ledger.submit(copy, { live: true });
+      expect(again.status).toBe('duplicate');
+      expect(again.height).toBe(first.height);
+    } finally {
+      ledger.readBlock = readBlock;
+    }
+  });
+
   it('learns no key from an open whose key does not derive its account', async () => {
     const a = new Account(kit);
     const other = randomSeed();
