@@ -16,7 +16,7 @@ import { spawnNode, type SpawnedNode } from './spawn-node.ts';
  * final on all three (p50, p99). Gossip throughput: 16 clients submit at one node; blocks per second
  * final on all three nodes, against the single-node HTTP ingest of a workload of the same size
  * measured just before it in the same round (the same client as the node and sync suites,
- * bench/ingest-client.ts; BENCH_NET_ROUNDS rounds, default 3, the median one reported). Finality latency
+ * bench/ingest-client.ts; BENCH_NET_ROUNDS rounds, default 5, the median one reported). Finality latency
  * under load: the same, one block at a time, while 16 clients submit another workload.
  *
  * BENCH_NET_PER_ACCOUNT sets the blocks per account (default 50: 16 clients x 10 accounts x 50 =
@@ -93,14 +93,16 @@ function chainEnds(streams: string[][]): string[] {
 }
 
 /**
- * Rounds of the throughput comparison (BENCH_NET_ROUNDS, default 3): each ingests fresh blocks at the
+ * Rounds of the throughput comparison (BENCH_NET_ROUNDS, default 5): each ingests fresh blocks at the
  * single node, then gossips fresh blocks through the three, and its ratio is taken between those two,
  * seconds apart. This machine's speed drifts by a third over minutes (the single node's CPU a block
  * was 297-433 µs across runs of one afternoon, with no other process and no steal time), so a
  * baseline measured once, before the three nodes start, gave ratios from 0.34x to 0.69x for the
- * same code. The round with the median ratio is the figure; the others give its spread.
+ * same code. The round with the median ratio is the figure; the others give its spread. Five, not
+ * three: rounds of one run still spread 0.29x-0.58x on this machine (2026-11-30), and the median of
+ * three moved 0.44x-0.55x between runs of the same code; of five, 0.46x-0.53x.
  */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_NET_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_NET_ROUNDS ?? 5));
 
 /** The baseline's node: one node without peers, warmed up like the three. */
 async function startSingle(dir: string): Promise<{ node: SpawnedNode; networkId: string }> {
