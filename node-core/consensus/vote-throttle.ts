@@ -38,6 +38,8 @@ export class VoteThrottle {
   private entries = 0;
   /** Votes dropped because their representative was over budget in that election. */
   dropped = 0;
+  /** Walks of the whole table (tests). */
+  prunes = 0;
 
   constructor(opts: VoteThrottleOptions = {}) {
     this.limit = opts.limit ?? DEFAULT_THROTTLE_LIMIT;
@@ -80,8 +82,14 @@ export class VoteThrottle {
     this.windows.delete(election);
   }
 
-  /** Drops expired windows; if all are live (a flood), starts over rather than grow without bound. */
+  /**
+   * Drops expired windows; if most are live (a flood), starts over rather than grow without bound.
+   * Most, not all: a walk that freed only a few entries was followed by another as soon as they
+   * filled again, a walk of the whole table every few votes (issue #18). Starting over once three
+   * quarters stay live leaves at least a quarter of the table to fill before the next walk.
+   */
   private prune(now: number): void {
+    this.prunes += 1;
     for (const [election, reps] of this.windows) {
       for (const [rep, w] of reps) {
         if (now - w.start < this.windowMs) continue;
@@ -90,7 +98,7 @@ export class VoteThrottle {
       }
       if (reps.size === 0) this.windows.delete(election);
     }
-    if (this.entries >= this.maxEntries) {
+    if (this.entries * 4 >= this.maxEntries * 3) {
       this.windows.clear();
       this.entries = 0;
     }

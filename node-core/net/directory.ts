@@ -91,6 +91,15 @@ export class Directory {
   private readonly pruneMs: number;
   /** By address. */
   private readonly entries = new Map<string, DirectoryEntry>();
+  /**
+   * No entry's timestamp is older than this (a lower bound: exact after a prune). While it is within
+   * the TTL nothing can have expired, so a registration offered to a directory full of live entries
+   * is refused without walking all of them (100,000 entries: a few ms of the node's thread for each
+   * registration of a flood, issue #18).
+   */
+  private oldest: bigint | undefined;
+  /** Full walks of the entries (tests). */
+  prunes = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(opts: DirectoryOptions) {
@@ -156,6 +165,7 @@ export class Directory {
       if (this.entries.size >= this.maxEntries) return 'full';
     }
     this.entries.set(address, { ...r, address });
+    if (this.oldest === undefined || r.timestamp < this.oldest) this.oldest = r.timestamp;
     return 'stored';
   }
 
@@ -202,6 +212,7 @@ export class Directory {
       .sort((a, b) => (a.timestamp > b.timestamp ? -1 : a.timestamp < b.timestamp ? 1 : 0))
       .slice(0, this.maxEntries);
     this.entries.clear();
+    this.oldest = undefined;
     for (const r of live) {
       const address = addressFromPublicKey(r.account);
       const held = this.entries.get(address);
@@ -213,13 +224,21 @@ export class Directory {
           signature: r.signature,
           address,
         });
+      if (this.oldest === undefined || r.timestamp < this.oldest) this.oldest = r.timestamp;
     }
   }
 
-  /** Drops expired entries. */
+  /** Drops expired entries (none can be while the oldest timestamp is within the TTL). */
   prune(): void {
     const cutoff = this.now() - DIRECTORY_TTL_NS;
-    for (const [k, e] of this.entries) if (e.timestamp <= cutoff) this.entries.delete(k);
+    if (this.oldest === undefined || this.oldest > cutoff) return;
+    this.prunes += 1;
+    let oldest: bigint | undefined;
+    for (const [k, e] of this.entries) {
+      if (e.timestamp <= cutoff) this.entries.delete(k);
+      else if (oldest === undefined || e.timestamp < oldest) oldest = e.timestamp;
+    }
+    this.oldest = oldest;
   }
 }
 

@@ -93,6 +93,27 @@ describe('Directory', () => {
     expect(d.list().map((e) => e.account)).toEqual([key.pub_key]);
   });
 
+  it('refuses a flood to a directory full of live entries without walking them until one expires', () => {
+    let now = T0;
+    const d = new Directory({ now: () => now, maxEntries: 20 });
+    const regOf = (i: number, timestamp: bigint) => {
+      const seed = new Uint8Array(32).fill(0).map((_, j) => (j === 0 ? 7 : j === 1 ? i & 0xff : i >> 8));
+      return signRegistration({ account: keyPairFromSeed(seed).pub_key, node_peer: PEER, timestamp }, seed);
+    };
+    for (let i = 0; i < 20; i++) expect(d.register(regOf(i, T0 - 100n + BigInt(i)))).toBe('stored');
+    for (let i = 20; i < 70; i++) expect(d.offer(regOf(i, T0))).toBe('ignore');
+    expect(d.prunes).toBe(0);
+    // The oldest entry expires: the next one in takes its place, after one walk.
+    now = T0 - 100n + DIRECTORY_TTL_NS;
+    expect(d.register(regOf(70, now))).toBe('stored');
+    expect(d.prunes).toBe(1);
+    expect(d.lookup(regOf(0, 0n).account)).toBeUndefined();
+    // Full again, nothing else expired yet: refused without another walk.
+    for (let i = 71; i < 90; i++) expect(d.offer(regOf(i, now))).toBe('ignore');
+    expect(d.prunes).toBe(1);
+    expect(d.list()).toHaveLength(20);
+  });
+
   it('hides and prunes entries 30 minutes after their timestamp', () => {
     let now = T0;
     const d = new Directory({ now: () => now });

@@ -43,4 +43,20 @@ describe('VoteThrottle', () => {
     t.charge('rep', 'late');
     expect(t.size).toBeLessThanOrEqual(100);
   });
+
+  it('walks the table at most once per quarter of it filled, when windows expire one by one', () => {
+    // A vote a millisecond into new elections, each window 95 ms: 95 live, 5 expired, at the bound.
+    let now = 0;
+    const t = new VoteThrottle({ limit: 1, windowMs: 95, maxEntries: 100, nowMs: () => now });
+    for (let i = 0; i < 2000; i++) {
+      now = i;
+      t.charge('rep', `e-${i}`);
+      expect(t.size).toBeLessThanOrEqual(100);
+    }
+    // Freeing the few expired each time walked the table every few votes: 317 walks.
+    expect(t.prunes).toBeLessThanOrEqual(2000 / 25);
+    // The budget still holds within a window between walks.
+    t.charge('rep', 'x');
+    expect(t.allows('rep', 'x')).toBe(false);
+  });
 });
