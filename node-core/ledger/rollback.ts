@@ -92,9 +92,13 @@ export class Rollback {
           throw new LedgerError('fork_unfinalized', `undoing a ${b.type} block is not supported`);
         credit = this.d.leasing.undo(ctx.counters, b, (acct) => this.undoFrontier(ctx, acct));
     }
-    // Delegation: the XE balance goes back from the current representative to the earlier one.
-    const rep = this.d.representativeAt(account, h - 1);
-    const xe = b.asset === 'XE' ? this.d.balanceAt(account, h - 1, 'XE') : (acct.balances.XE ?? 0n);
+    // Delegation: the XE balance goes back from the current representative to the earlier one. A
+    // representative is sticky: unless this block named one, the earlier one is the account's now,
+    // and only a block that named one walks back for the one before (a busy account's sends since
+    // its open were all read for each block undone).
+    const rep = b.representative ? this.d.representativeAt(account, h - 1) : acct.representative;
+    const before = this.d.balanceAt(account, h - 1, b.asset);
+    const xe = b.asset === 'XE' ? before : (acct.balances.XE ?? 0n);
     if (acct.representative) this.d.addWeight(ctx, acct.representative, -(acct.balances.XE ?? 0n));
     if (rep) this.d.addWeight(ctx, rep, xe);
 
@@ -110,7 +114,7 @@ export class Rollback {
       return;
     }
     const prev = this.d.blockAt(account, h - 1)!.block;
-    const balances = { ...acct.balances, [b.asset]: this.d.balanceAt(account, h - 1, b.asset) };
+    const balances = { ...acct.balances, [b.asset]: before };
     if (credit) balances[credit.asset] = (balances[credit.asset] ?? 0n) - credit.amount;
     const next: AccountRecord = {
       ...acct,

@@ -154,6 +154,48 @@ describe('conflicts', () => {
     expect(bal).toEqual({ XE: String(2n * XE) });
   });
 
+  it('undoes a block that named no representative without walking the chain back for one', async () => {
+    const { kit, treasury, x } = await stalledNode({ consensusTiming: { stabilityMs: 50 } });
+    const rep = new Account(kit).address;
+    const a = new Account(kit);
+    // The open names the representative; the sends after it do not (it is sticky).
+    await a.commit(
+      a.build({ type: 'claim', asset: 'XE', amount: 10n * XE, balance: 10n * XE, representative: rep }),
+    );
+    for (let i = 0; i < 12; i++) await a.send(treasury.address, 1n);
+    const last = await a.send(treasury.address, 1n);
+    const sibling = await stageRival(
+      kit,
+      a,
+      {
+        previous: last.previous,
+        type: 'send',
+        asset: 'XE',
+        destination: treasury.address,
+        amount: 2n,
+        balance: last.balance - 1n,
+      },
+      (h) => h < last.hash!,
+    );
+    const ledger = t!.node.ledger as unknown as { representativeAt(a: string, h: number): unknown };
+    const representativeAt = ledger.representativeAt.bind(ledger);
+    let walks = 0;
+    ledger.representativeAt = (acc: string, h: number) => {
+      walks += 1;
+      return representativeAt(acc, h);
+    };
+
+    await restoreFinality(kit, x, treasury.address);
+    await waitFor(async () => (await openConflicts(kit)).length === 0, 10_000, 'the conflict to settle');
+    await waitFinal(kit, a.address, 10_000);
+    const acct = t!.node.ledger.getAccount(a.address)!;
+    expect(acct.frontier).toBe(sibling.hash);
+    expect(walks).toBe(0);
+    // The representative and its weight are as if the undone send had never been.
+    expect(acct.representative).toBe(rep);
+    expect(t!.node.ledger.repWeights().get(rep)).toBe(sibling.balance);
+  });
+
   it('drops a conflict whose position a cascade rollback undid, so the account is not wedged (C-14)', async () => {
     const { kit, treasury, x } = await stalledNode({ consensusTiming: { stabilityMs: 50 } });
     const a = new Account(kit);
