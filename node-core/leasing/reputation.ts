@@ -12,6 +12,11 @@ import type { LeaseRecord } from './records.ts';
  * block removes exactly its entries (its lease undo entry names the parties), so a rollback puts the
  * aggregate back whatever the order blocks of different chains are undone in, first and last
  * activity included, which neither before-images nor counter deltas would do.
+ *
+ * Each account's aggregate is also stored (`~agg:<address>`, beside the count of accounts), added to
+ * as entries are written and summed again from the entries when one is removed (a rollback, rare).
+ * Why: a provider gains two or three entries a lease; summing 3,000 of them took 6-8 ms for one
+ * account, and a page of `GET /reputation` walked every entry of every account (issue #18).
  */
 
 /** The counted fields; durations in seconds here, reported in hours (the reference sums seconds, LS-21). */
@@ -119,30 +124,58 @@ function decodeEntry(text: string): Omit<ReputationEvent, 'address'> {
   return { at: BigInt(o.at as bigint), counts };
 }
 
-/** Aggregates kept in memory; past it the least recently used go (summed again if asked for). */
+/** Aggregates kept in memory; past it the least recently used go (read again if asked for). */
 const KEPT_AGGREGATES = 4096;
+/** Store keys of the aggregates and of their count: '~' sorts after every address (lowercase hex). */
+const AGG = '~agg:';
+const AGG_END = '~agg;';
+const COUNT = '~count';
+/** Marks, in the store's meta database, a reputation database whose aggregates are written. */
+const AGGREGATES_META = 'reputation_aggregates';
+const AGGREGATES_VERSION = '1';
+
+function encodeAggregate(r: Reputation): string {
+  return stringifyJson(r);
+}
+
+function decodeAggregate(text: string): Reputation {
+  const o = parseJson(text) as Record<string, unknown>;
+  const r = {} as Reputation;
+  for (const c of REPUTATION_COUNTERS) r[c] = BigInt(o[c] as bigint);
+  r.first_activity_at = BigInt(o.first_activity_at as bigint);
+  r.last_activity_at = BigInt(o.last_activity_at as bigint);
+  return r;
+}
 
 export class ReputationBook {
   private readonly store: Store;
   /**
-   * Aggregates summed from the store, by address, until a block writes or removes one of that
-   * address's entries. Why: an account's aggregate sums every entry it has, and a provider's grows
-   * by two or three a lease; the marketplace asks for a provider's on every offer it weighs, and
-   * summing 3,000 entries took 6-8 ms each time (0.5 µs kept).
+   * Aggregates read from the store, by address, until a block writes or removes one of that
+   * address's entries: the marketplace asks for a provider's on every offer it weighs (0.5 µs kept).
+   * Not filled by writes: a write's transaction may still fail.
    */
   private readonly kept = new Map<string, Reputation | undefined>();
 
   constructor(store: Store) {
     this.store = store;
+    if (store.meta.get(AGGREGATES_META) !== AGGREGATES_VERSION) {
+      // A store from before the aggregates: summed once, in one transaction.
+      store.root.transactionSync(() => {
+        this.sumAll();
+        store.meta.putSync(AGGREGATES_META, AGGREGATES_VERSION);
+      });
+    }
   }
 
   /** Writes a block's entries (inside its write transaction); returns the parties, for its undo entry. */
   record(blockHash: string, events: readonly ReputationEvent[]): string[] {
+    const db = this.store.reputation;
     for (const e of events) {
-      this.store.reputation.putSync(
-        entryKey(e.address, blockHash),
-        stringifyJson({ at: e.at, counts: e.counts }),
-      );
+      const entry = { at: e.at, counts: e.counts };
+      db.putSync(entryKey(e.address, blockHash), stringifyJson(entry));
+      const held = this.stored(e.address);
+      if (held === undefined) this.addToCount(1);
+      db.putSync(AGG + e.address, encodeAggregate(addEvent(held, entry)));
       this.kept.delete(e.address);
     }
     return events.map((e) => e.address);
@@ -150,10 +183,64 @@ export class ReputationBook {
 
   /** Removes a block's entries (inside the transaction that undoes it). */
   remove(blockHash: string, parties: readonly string[]): void {
+    const db = this.store.reputation;
     for (const a of parties) {
-      this.store.reputation.removeSync(entryKey(a, blockHash));
+      db.removeSync(entryKey(a, blockHash));
       this.kept.delete(a);
     }
+    // Summed again from what entries remain: first and last activity cannot be subtracted.
+    for (const a of new Set(parties)) {
+      const r = this.sum(a);
+      if (r !== undefined) db.putSync(AGG + a, encodeAggregate(r));
+      else if (this.stored(a) !== undefined) {
+        db.removeSync(AGG + a);
+        this.addToCount(-1);
+      }
+    }
+  }
+
+  /** The stored aggregate of an account. */
+  private stored(address: string): Reputation | undefined {
+    const text = this.store.reputation.get(AGG + address);
+    return text === undefined ? undefined : decodeAggregate(text);
+  }
+
+  /** An account's entries summed. */
+  private sum(address: string): Reputation | undefined {
+    let r: Reputation | undefined;
+    for (const { value } of this.store.reputation.getRange({ start: `${address}:`, end: `${address};` }))
+      r = addEvent(r, decodeEntry(value));
+    return r;
+  }
+
+  private addToCount(delta: number): void {
+    const n = Number(this.store.reputation.get(COUNT) ?? '0') + delta;
+    this.store.reputation.putSync(COUNT, String(n));
+  }
+
+  /** Inside a transaction: every account's aggregate and their count, from the entries. */
+  private sumAll(): void {
+    const db = this.store.reputation;
+    for (const key of [...db.getKeys({ start: AGG, end: AGG_END })]) db.removeSync(key);
+    let count = 0;
+    let address: string | undefined;
+    let r: Reputation | undefined;
+    const flush = () => {
+      if (address === undefined || r === undefined) return;
+      db.putSync(AGG + address, encodeAggregate(r));
+      count += 1;
+    };
+    for (const { key, value } of db.getRange({ end: '~' })) {
+      const a = key.slice(0, key.indexOf(':'));
+      if (a !== address) {
+        flush();
+        address = a;
+        r = undefined;
+      }
+      r = addEvent(r, decodeEntry(value));
+    }
+    flush();
+    db.putSync(COUNT, String(count));
   }
 
   /** An account's aggregate, or undefined when no lease block concerned it. */
@@ -165,30 +252,18 @@ export class ReputationBook {
       this.kept.set(address, r);
       return r === undefined ? undefined : { ...r };
     }
-    let r: Reputation | undefined;
-    for (const { value } of this.store.reputation.getRange({ start: `${address}:`, end: `${address};` }))
-      r = addEvent(r, decodeEntry(value));
+    const r = this.stored(address);
     if (this.kept.size >= KEPT_AGGREGATES) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(address, r);
     return r === undefined ? undefined : { ...r };
   }
 
-  /**
-   * Aggregates by address in address order, paged; `total` counts every account with activity. The
-   * walk reads keys only; the page's aggregates come from get. Decoding every entry of every account
-   * for any page took 61 ms for a page of 100 of 10,001 accounts (33,000 entries); 27-32 ms so.
-   */
+  /** Aggregates by address in address order, paged; `total` counts every account with activity. */
   list(offset: number, limit: number): { total: number; entries: [string, Reputation][] } {
-    const page: string[] = [];
-    let total = 0;
-    let last: string | undefined;
-    for (const key of this.store.reputation.getKeys({})) {
-      const address = key.slice(0, key.indexOf(':'));
-      if (address === last) continue;
-      last = address;
-      if (total >= offset && page.length < limit) page.push(address);
-      total++;
-    }
-    return { total, entries: page.map((a) => [a, this.get(a)!]) };
+    const db = this.store.reputation;
+    const entries: [string, Reputation][] = [];
+    for (const { key, value } of db.getRange({ start: AGG, end: AGG_END, offset, limit }))
+      entries.push([key.slice(AGG.length), decodeAggregate(value)]);
+    return { total: Number(db.get(COUNT) ?? '0'), entries };
   }
 }
