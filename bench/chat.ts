@@ -7,8 +7,10 @@
  *     baseline is `GET /health` on the same node with the same clients, measured in the same run;
  * (b) memory (RSS, and the V8 heap after GC) of a node holding 100,000 messages against the same node
  *     empty, the time to store them (straight into the node's chat store, `node.chatStore.put`, not
- *     over HTTP: the figure is the store's, not the API's), and the time to read a page of
- *     `/chat/messages` and `/chat/contacts` at that size. The node runs in a child process of this
+ *     over HTTP: the figure is the store's, not the API's), the time to read a page of
+ *     `/chat/messages` and `/chat/contacts` at that size, and the time an account whose messages are
+ *     spread among the 100,000 takes to get them all from `/chat/events` (a client resuming from the
+ *     start), beside the first page of its `/chat/messages`. The node runs in a child process of this
  *     file (`--chat-store-child`) so the figures are its own;
  * (c) latency from a send on node A to the event on node B's `/chat/events` stream
  *     (benchLatencyAcrossNodes): two `ledger-node` processes on one development network, the
@@ -228,7 +230,8 @@ interface Memory {
   rssFile: number;
 }
 
-type ChildRequest = { cmd: 'memory' } | { cmd: 'fill'; n: number; hubSeed: string } | { cmd: 'stop' };
+type ChildRequest =
+  { cmd: 'memory' } | { cmd: 'fill'; n: number; hubSeed: string; sparseSeed: string } | { cmd: 'stop' };
 
 /** The child's side: a node in this process, driven over IPC. argv: data directory. */
 async function storeChild(dataDir: string): Promise<void> {
@@ -256,7 +259,9 @@ async function storeChild(dataDir: string): Promise<void> {
     void (async () => {
       if (msg.cmd === 'memory') send({ memory: await memory(), gc: gc !== undefined });
       else if (msg.cmd === 'fill')
-        send({ seconds: await fill(node.chatStore, msg.n, hexToBytes(msg.hubSeed)) });
+        send({
+          seconds: await fill(node.chatStore, msg.n, hexToBytes(msg.hubSeed), hexToBytes(msg.sparseSeed)),
+        });
       else {
         await node.stop();
         process.exit(0);
@@ -269,12 +274,18 @@ async function storeChild(dataDir: string): Promise<void> {
 /**
  * Stores `n` signed messages straight into the chat store (no HTTP, no proof of work). The shape: a
  * hub account receives 10,000 (the per-account retention) from 1,000 senders, 10 each; the rest go
- * from those senders to 900 other accounts, so no account passes the retention and nothing is pruned.
+ * from those senders to 900 other accounts (the first of them `sparseSeed`'s), so no account passes
+ * the retention and nothing is pruned.
  */
-async function fill(store: ChatStore, n: number, hubSeed: Uint8Array): Promise<number> {
+async function fill(
+  store: ChatStore,
+  n: number,
+  hubSeed: Uint8Array,
+  sparseSeed: Uint8Array,
+): Promise<number> {
   const hub = fastKey(hubSeed);
   const senders = Array.from({ length: 1000 }, () => fastKey());
-  const others = Array.from({ length: 900 }, () => fastKey());
+  const others = [fastKey(sparseSeed), ...Array.from({ length: 899 }, () => fastKey())];
   const HUB_MESSAGES = Math.min(n, store.retention.maxPerAccount);
   const t0 = nowNs() - BigInt(n);
   const started = performance.now();
@@ -366,6 +377,7 @@ async function benchStore(log: (l: string) => void, dir: string): Promise<Record
   const N = Number(process.env.BENCH_CHAT_STORED ?? 100_000);
   const data = join(dir, 'store');
   const hub = fastKey();
+  const sparse = fastKey();
   const child = await startStoreChild(data);
   let empty: Memory;
   let full: Memory;
@@ -377,6 +389,7 @@ async function benchStore(log: (l: string) => void, dir: string): Promise<Record
       cmd: 'fill',
       n: N,
       hubSeed: bytesToHex(hub.seed),
+      sparseSeed: bytesToHex(sparse.seed),
     }));
     log(
       `store: ${N.toLocaleString('en-US')} signed messages stored through node.chatStore.put (not over HTTP; no proof of work) in ${fillSeconds.toFixed(1)} s` +
@@ -393,6 +406,8 @@ async function benchStore(log: (l: string) => void, dir: string): Promise<Record
     const page = await timedReads(again.url, hub, '/chat/messages?limit=100', 15);
     const deep = await timedReads(again.url, hub, '/chat/messages?limit=100&offset=9900', 15);
     const contacts = await timedReads(again.url, hub, '/chat/contacts', 15);
+    const sparsePage = await timedReads(again.url, sparse, '/chat/messages?limit=100', 15);
+    const resume = await timedResume(again.url, sparse, Number(sparsePage.total), 5);
     const { memory: afterReads } = await again.ask<{ memory: Memory }>({ cmd: 'memory' });
     const line = (what: string, m: Memory) =>
       `${what}: RSS ${mb(m.rss)} (${mb(m.rssAnon)} anonymous + ${mb(m.rssFile)} file pages), heap after GC ${mb(m.heapUsed)}, external ${mb(m.external)}`;
@@ -410,6 +425,10 @@ async function benchStore(log: (l: string) => void, dir: string): Promise<Record
       `reads at ${N.toLocaleString('en-US')} messages (median of 15, proof excluded): /chat/messages first page of ${page.items} (of ${page.total}) ${ms(page.median)},` +
         ` page at offset 9,900 ${ms(deep.median)}, /chat/contacts (${contacts.items} contacts) ${ms(contacts.median)}`,
     );
+    log(
+      `event stream from the start for an account with ${sparsePage.total} messages spread among ${N.toLocaleString('en-US')} (median of 5, proof excluded):` +
+        ` all its events in ${ms(resume)}; its /chat/messages first page ${ms(sparsePage.median)} (the stream takes ${ratio(resume, sparsePage.median)} as long)`,
+    );
     return {
       stored: N,
       store_fill_s: fillSeconds,
@@ -422,6 +441,8 @@ async function benchStore(log: (l: string) => void, dir: string): Promise<Record
       messages_page_ms: page.median,
       messages_deep_page_ms: deep.median,
       contacts_ms: contacts.median,
+      sparse_stream_ms: resume,
+      sparse_page_ms: sparsePage.median,
     };
   } finally {
     await again.stop();
@@ -452,11 +473,38 @@ function openEvents(url: string): Promise<{ arrivals: number[]; status: number; 
   });
 }
 
-async function waitUntil(fn: () => Promise<boolean> | boolean, timeoutMs: number): Promise<boolean> {
+/**
+ * Median time from opening `/chat/events` for `key`'s account (from its first message) to its
+ * `expected`-th event, over `runs` streams (each with a fresh proof, not timed).
+ */
+async function timedResume(url: string, key: Key, expected: number, runs: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const q = await proof(url, key);
+    const start = performance.now();
+    const ev = await openEvents(`${url}/chat/events?${q}&last_event_id=0`);
+    try {
+      if (ev.status !== 200) throw new Error(`GET /chat/events: ${ev.status}`);
+      if (!(await waitUntil(() => ev.arrivals.length >= expected, 60_000, 1)))
+        throw new Error(`GET /chat/events: ${ev.arrivals.length} of ${expected} events in 60 s`);
+      times.push(ev.arrivals[expected - 1]! - start);
+    } finally {
+      ev.close();
+    }
+  }
+  times.sort((a, b) => a - b);
+  return quantile(times, 0.5);
+}
+
+async function waitUntil(
+  fn: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  everyMs = 50,
+): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (await fn()) return true;
-    await sleep(50);
+    await sleep(everyMs);
   }
   return false;
 }
