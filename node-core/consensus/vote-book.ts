@@ -1,4 +1,5 @@
 import type { Vote } from '../protocol/vote.ts';
+import { SeenFilter } from './seen-filter.ts';
 
 export type SignedVote = Vote & { signature: string };
 
@@ -46,7 +47,7 @@ export interface VoteWindow {
 export class VoteBook {
   private readonly byHash = new Map<string, HashVotes>();
   /** `repPubKey:hash:phase` -> the newest timestamp counted, least recently counted first. */
-  private readonly seen = new Map<string, bigint>();
+  private readonly seen = new SeenFilter();
   private readonly window: VoteWindow | undefined;
   /** Signed votes by position and representative key, as they travelled. */
   private readonly ballots = new Map<string, Map<string, SignedVote>>();
@@ -73,10 +74,8 @@ export class VoteBook {
 
   /** Notes a copy as seen without counting it (a re-affirmed vote at a decided position). */
   markSeen(v: SignedVote): void {
-    const key = seenKey(v.rep_pub_key, v.block_hash, v.final);
-    // Moved to the end: the filter stays ordered by when each vote was last counted.
-    this.seen.delete(key);
-    this.seen.set(key, v.timestamp);
+    // The filter stays ordered by when each vote was last counted.
+    this.seen.mark(seenKey(v.rep_pub_key, v.block_hash, v.final), v.timestamp);
     this.pruneSeen();
   }
 
@@ -84,14 +83,16 @@ export class VoteBook {
   private pruneSeen(): void {
     const cutoff = this.window ? this.window.now() - this.window.windowNs : undefined;
     let aged = 0;
-    for (const [key, timestamp] of this.seen) {
+    for (;;) {
+      const oldest = this.seen.oldest();
+      if (oldest === undefined) break;
       const over = this.seen.size > MAX_SEEN_VOTES;
       // In counting order, not timestamp order: an entry still in the window stops the pass, and
       // older ones behind it wait for a later one (or for the bound).
-      const expired = cutoff !== undefined && timestamp < cutoff && aged < SEEN_PRUNE_STEP;
+      const expired = cutoff !== undefined && oldest.ts < cutoff && aged < SEEN_PRUNE_STEP;
       if (!over && !expired) break;
       if (expired) aged += 1;
-      this.seen.delete(key);
+      this.seen.dropOldest();
     }
   }
 
