@@ -1,12 +1,10 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChatStore } from '../../node-core/chat/chat-store.ts';
 import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { generateKeyPair, type KeyPair } from '../../node-core/protocol/keys.ts';
 import { signChatEnvelope } from '../../node-core/protocol/payloads.ts';
-import { Store } from '../../node-core/store/store.ts';
-import { tempDir } from '../helpers/node.ts';
+import type { Store } from '../../node-core/store/store.ts';
+import { tempStores } from '../helpers/temp-stores.ts';
 
 /**
  * One account's event stream reads that account's own sequence entries (issue #18, target 6): a
@@ -19,20 +17,8 @@ import { tempDir } from '../helpers/node.ts';
 const T0 = 1_790_000_000_000_000_000n;
 
 describe('chat sequence entries per party', () => {
-  const dirs: string[] = [];
-  const stores: Store[] = [];
-  afterEach(async () => {
-    for (const s of stores.splice(0)) await s.close().catch(() => {});
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  });
-
-  function openStore(): Store {
-    const dir = tempDir('chat-party-');
-    dirs.push(dir);
-    const store = Store.open({ path: join(dir, 'store.lmdb') });
-    stores.push(store);
-    return store;
-  }
+  const stores = tempStores();
+  const openStore = (): Store => stores.open().store;
 
   function chatOn(store: Store, retention = {}): ChatStore {
     return new ChatStore(
