@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { addressGroup } from '../address-group.ts';
+import { RecencyQueue } from '../recency-queue.ts';
 import {
   type Bucket,
   type BucketRate,
@@ -126,6 +127,9 @@ function refused(rate: BucketRate, waitSeconds: number, tokens = 0): TakeResult 
 }
 
 const DEFAULT_MAX_CLIENTS = 100_000;
+
+/** A client's bucket, with when it was last used (a count of takes: its place in the order of use). */
+type Tracked = Bucket & { used: number };
 const DEFAULT_SWEEP_MS = 5 * 60_000;
 /** The API counts an IPv6 client by its /64 (rate limits, connection caps): a subscriber's usual share. */
 export const CLIENT_IPV6_PREFIX_BITS = 64;
@@ -135,15 +139,15 @@ export class RateLimiter {
   private readonly maxClients: number;
   private readonly sweepIntervalMs: number;
   private readonly now: () => number;
-  /**
-   * One table per class, keyed by client (see clientKey), least recently used first: a Map keeps
-   * insertion order, and take() re-inserts the client it serves.
-   */
-  private readonly tables: Record<RateClass, Map<string, Bucket>> = {
+  /** One table per class, keyed by client (see clientKey), each with its clients' order of use. */
+  private readonly tables: Record<RateClass, Map<string, Tracked>> = {
     read: new Map(),
     write: new Map(),
     probe: new Map(),
   };
+  /** Each table's clients, least recently used first (stamped with `uses` at each take). */
+  private readonly orders = {} as Record<RateClass, RecencyQueue<string, number>>;
+  private uses = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(opts: RateLimitOptions = {}) {
@@ -159,6 +163,13 @@ export class RateLimiter {
     if (!(this.maxClients >= 1)) throw new RangeError('maxClients must be at least 1');
     this.sweepIntervalMs = opts.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
     this.now = opts.now ?? Date.now;
+    for (const cls of Object.keys(this.tables) as RateClass[]) {
+      const table = this.tables[cls];
+      this.orders[cls] = new RecencyQueue(
+        (key) => table.get(key)?.used,
+        () => table.size,
+      );
+    }
     // unref: the sweep must never keep the process alive on its own.
     this.timer = setInterval(() => {
       this.sweep();
@@ -179,11 +190,14 @@ export class RateLimiter {
     const rate = this.rates[cls];
     let bucket = table.get(key);
     if (bucket === undefined) {
-      const wait = this.makeRoom(table, rate, now);
+      const wait = this.makeRoom(cls, now);
       if (wait > 0) return refused(rate, wait);
-      bucket = fullBucket(rate, now);
-    } else table.delete(key);
-    table.set(key, bucket); // now the most recently used
+      bucket = { ...fullBucket(rate, now), used: 0 };
+      table.set(key, bucket);
+    }
+    // Now the most recently used.
+    bucket.used = ++this.uses;
+    this.orders[cls].touch(key, bucket.used);
     refill(bucket, rate, now);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
@@ -199,12 +213,17 @@ export class RateLimiter {
    * then busy, and evicting one would hand it a fresh burst, so the newcomer waits instead. Only the
    * oldest is looked at, so a newcomer costs O(1) however large the table.
    */
-  private makeRoom(table: Map<string, Bucket>, rate: BucketRate, now: number): number {
+  private makeRoom(cls: RateClass, now: number): number {
+    const table = this.tables[cls];
     if (table.size < this.maxClients) return 0;
-    const [oldestKey, oldest] = table.entries().next().value as [string, Bucket];
+    const rate = this.rates[cls];
+    const order = this.orders[cls];
+    const oldestKey = order.oldest()!;
+    const oldest = table.get(oldestKey)!;
     refill(oldest, rate, now);
     if (!isFull(oldest, rate)) return (rate.burst - oldest.tokens) / rate.perSecond;
     table.delete(oldestKey);
+    order.shift();
     return 0;
   }
 

@@ -1,5 +1,5 @@
 import type { Vote } from '../protocol/vote.ts';
-import { SeenFilter } from './seen-filter.ts';
+import { RecencyQueue } from '../recency-queue.ts';
 
 export type SignedVote = Vote & { signature: string };
 
@@ -46,8 +46,16 @@ export interface VoteWindow {
  */
 export class VoteBook {
   private readonly byHash = new Map<string, HashVotes>();
-  /** `repPubKey:hash:phase` -> the newest timestamp counted, least recently counted first. */
-  private readonly seen = new SeenFilter();
+  /** `repPubKey:hash:phase` -> the newest timestamp counted. */
+  private readonly seen = new Map<string, bigint>();
+  /**
+   * The keys of `seen`, least recently counted first, stamped with the timestamp counted (a key
+   * counted again always has a newer one: an older copy is a duplicate).
+   */
+  private readonly seenOrder = new RecencyQueue<string, bigint>(
+    (key) => this.seen.get(key),
+    () => this.seen.size,
+  );
   private readonly window: VoteWindow | undefined;
   /** Signed votes by position and representative key, as they travelled. */
   private readonly ballots = new Map<string, Map<string, SignedVote>>();
@@ -75,7 +83,9 @@ export class VoteBook {
   /** Notes a copy as seen without counting it (a re-affirmed vote at a decided position). */
   markSeen(v: SignedVote): void {
     // The filter stays ordered by when each vote was last counted.
-    this.seen.mark(seenKey(v.rep_pub_key, v.block_hash, v.final), v.timestamp);
+    const key = seenKey(v.rep_pub_key, v.block_hash, v.final);
+    this.seen.set(key, v.timestamp);
+    this.seenOrder.touch(key, v.timestamp);
     this.pruneSeen();
   }
 
@@ -84,15 +94,16 @@ export class VoteBook {
     const cutoff = this.window ? this.window.now() - this.window.windowNs : undefined;
     let aged = 0;
     for (;;) {
-      const oldest = this.seen.oldest();
+      const oldest = this.seenOrder.oldest();
       if (oldest === undefined) break;
       const over = this.seen.size > MAX_SEEN_VOTES;
       // In counting order, not timestamp order: an entry still in the window stops the pass, and
       // older ones behind it wait for a later one (or for the bound).
-      const expired = cutoff !== undefined && oldest.ts < cutoff && aged < SEEN_PRUNE_STEP;
+      const expired = cutoff !== undefined && this.seen.get(oldest)! < cutoff && aged < SEEN_PRUNE_STEP;
       if (!over && !expired) break;
       if (expired) aged += 1;
-      this.seen.dropOldest();
+      this.seen.delete(oldest);
+      this.seenOrder.shift();
     }
   }
 

@@ -74,6 +74,29 @@ describe('token buckets', () => {
     expect(l.take('10.0.0.1', 'read').ok).toBe(false);
   });
 
+  it('at its bound, makes room for newcomers with constant work, oldest-used first, after sweeps too', () => {
+    let now = 0;
+    const l = limiter({ now: () => now, maxClients: 1000, rates: { read: { perSecond: 1000, burst: 1 } } });
+    const order = (l as unknown as { orders: { read: { visited: number } } }).orders.read;
+    for (let i = 0; i < 1000; i++) expect(l.take(`10.0.${i >> 8}.${i & 255}`, 'read').ok).toBe(true);
+    // Churn at the bound: a known client seen again, then a newcomer taking the oldest idle one's place.
+    const takes = 50_000;
+    for (let i = 0; i < takes; i++) {
+      now += 1; // every bucket refills within 1 ms: all idle
+      const known = l.take(`10.0.${(i % 1000) >> 8}.${i % 256}`, 'read');
+      const fresh = l.take(`10.9.${(i >> 8) & 255}.${i & 255}`, 'read');
+      expect(known.ok && fresh.ok).toBe(true);
+      if (i === 20_000) l.sweep(); // drops every idle client: the order passes over them
+    }
+    expect(l.size).toBe(1000);
+    expect(order.visited).toBeLessThan(6 * takes);
+    // The client used last is kept; the oldest goes first.
+    now += 1;
+    l.take('10.8.0.1', 'read'); // used now
+    for (let i = 0; i < 999; i++) l.take(`10.7.${i >> 8}.${i & 255}`, 'read');
+    expect(l.quota('10.8.0.1', 'read').remaining).toBe(0); // still tracked: its token is spent
+  });
+
   it('sweeps idle buckets of every class', () => {
     let now = 0;
     const l = limiter({ now: () => now });
