@@ -11,13 +11,15 @@ import { leaseCost } from '../../node-core/leasing/pricing.ts';
 import type { LeaseRecord, LeaseState } from '../../node-core/leasing/records.ts';
 import { decodeMarketplaceMessage, encodeMarketplaceMessage } from '../../node-core/net/gossip.ts';
 import type { PerformanceCertificate } from '../../node-core/protocol/certificate.ts';
-import { hexToBytes } from '../../node-core/protocol/hex.ts';
+import { verifyBytesNode, signBytesNode } from '../../node-core/fastpath/ed25519.ts';
+import { bytesToHex, hexToBytes } from '../../node-core/protocol/hex.ts';
 import { stringifyJson } from '../../node-core/protocol/json.ts';
 import { type KeyPair, keyPairFromSeed } from '../../node-core/protocol/keys.ts';
 import {
   type MarketplaceAdvertisement,
   type MarketplaceGossip,
   type MarketplaceOffer,
+  marketplaceDigest,
   marketplaceRequestId,
   signMarketplaceMessage,
 } from '../../node-core/protocol/marketplace.ts';
@@ -320,6 +322,40 @@ describe('Marketplace', () => {
     // A request signed too long ago is a replay.
     h.clock.now = T0 + 10n * MIN_NS;
     expect(h.market.receive({ type: 'request', request: request(CONSUMER, T0 + 3n) })).toBe('reject');
+  });
+
+  it('remembers 10,000 requests at most, the first seen going first, and forgets expired ones as it goes', () => {
+    const h = harness(P1, { verify: verifyBytesNode });
+    const consumerSeed = seed(CONSUMER);
+    // Signed by libsodium (the isomorphic signer would take seconds for 10,050).
+    const fastRequest = (at: bigint) => {
+      const msg = {
+        consumer: CONSUMER.address,
+        consumer_pub_key: CONSUMER.pub_key,
+        request_id: marketplaceRequestId(CONSUMER.address, at),
+        ...WANT,
+        timestamp: at,
+      };
+      const signature = bytesToHex(signBytesNode(marketplaceDigest('request', msg, NET), consumerSeed));
+      return { type: 'request' as const, request: { ...msg, signature } };
+    };
+    const inside = h.market as unknown as { seen: Map<string, bigint>; seenOrder: { visited: number } };
+    const first = fastRequest(T0);
+    expect(h.market.receive(first)).toBe('accept');
+    for (let i = 1n; i < 10_050n; i++) {
+      h.clock.now = T0 + i * 1_000_000n; // a millisecond apart
+      expect(h.market.receive(fastRequest(T0 + i))).toBe('accept');
+    }
+    expect(inside.seen.size).toBe(10_000);
+    // Constant work a message: the order's places looked at stay within a small multiple of them.
+    expect(inside.seenOrder.visited).toBeLessThan(3 * 10_050);
+    // A recent one is a replay; the first, dropped to make room, is news again.
+    expect(h.market.receive(fastRequest(T0 + 10_049n))).toBe('ignore');
+    expect(h.market.receive(first)).toBe('accept');
+    // Two minutes on, every one of them has aged out: dropped as the next one comes.
+    h.clock.now = T0 + 10_050n * 1_000_000n + 121n * 1_000_000_000n;
+    expect(h.market.receive(fastRequest(h.clock.now))).toBe('accept');
+    expect(inside.seen.size).toBe(1);
   });
 
   it('a consumer takes the first valid offer, skipping a wrong price and an unaffordable one', async () => {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { RecencyQueue } from '../../recency-queue.ts';
 import type { PerformanceCertificate } from '../../protocol/certificate.ts';
 import { bytesToHex } from '../../protocol/hex.ts';
 import { signBytes, type Verifier, verifyBytes } from '../../protocol/keys.ts';
@@ -168,6 +169,11 @@ export class Marketplace {
   private readonly gatherMs: number;
   readonly ads: AdBook;
   private readonly seen = new Map<string, bigint>();
+  /** The keys of `seen` in the order first seen (stamped with when). */
+  private readonly seenOrder = new RecencyQueue<string, bigint>(
+    (key) => this.seen.get(key),
+    () => this.seen.size,
+  );
   private readonly negotiations = new Map<string, Negotiation>();
   private timer: NodeJS.Timeout | undefined;
   /** When this node last advertised (ms), or undefined: advertise as soon as it is a provider. */
@@ -323,18 +329,30 @@ export class Marketplace {
     }
   }
 
-  /** Remembers a request or offer key; false when it was seen already (a replay). */
+  /**
+   * Remembers a request or offer key; false when it was seen already (a replay). When full, the
+   * keys seen first go: those past the message age, then (a flood of fresh ones) the oldest. Taken
+   * from the front of their order (recency-queue.ts): walking every key for the expired ones cost each
+   * message of a flood a pass over all 10,000 (issue #18).
+   */
   private firstSight(key: string, now: bigint): boolean {
     if (this.seen.has(key)) return false;
-    if (this.seen.size >= MAX_SEEN) {
-      for (const [k, at] of this.seen) if (at < now - MESSAGE_MAX_AGE_NS) this.seen.delete(k);
-      // Still full of fresh keys (a flood): the oldest go first.
-      for (const k of this.seen.keys()) {
-        if (this.seen.size < MAX_SEEN) break;
-        this.seen.delete(k);
-      }
+    const cutoff = now - MESSAGE_MAX_AGE_NS;
+    while (this.seen.size >= MAX_SEEN) {
+      const oldest = this.seenOrder.oldest()!;
+      this.seen.delete(oldest);
+      this.seenOrder.shift();
+    }
+    for (
+      let k = this.seenOrder.oldest();
+      k !== undefined && this.seen.get(k)! < cutoff;
+      k = this.seenOrder.oldest()
+    ) {
+      this.seen.delete(k);
+      this.seenOrder.shift();
     }
     this.seen.set(key, now);
+    this.seenOrder.touch(key, now);
     return true;
   }
 
