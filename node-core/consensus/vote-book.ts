@@ -59,6 +59,20 @@ export class VoteBook {
   private readonly window: VoteWindow | undefined;
   /** Signed votes by position and representative key, as they travelled. */
   private readonly ballots = new Map<string, Map<string, SignedVote>>();
+  /**
+   * The hashes voted for and the positions with ballots, oldest first, for dropping the oldest at
+   * their bounds (stamped with the entry itself). Taking the first key of the Maps instead walked the
+   * slots V8 keeps for their deleted entries: 53-82 µs a vote with 52,000 elections open, 8-9 below
+   * the bound (recency-queue.ts).
+   */
+  private readonly hashOrder = new RecencyQueue<string, HashVotes>(
+    (hash) => this.byHash.get(hash),
+    () => this.byHash.size,
+  );
+  private readonly ballotOrder = new RecencyQueue<string, Map<string, SignedVote>>(
+    (position) => this.ballots.get(position),
+    () => this.ballots.size,
+  );
   /** The position the votes for a hash named, so a vote naming another is not counted. */
   private readonly positions = new Map<string, string>();
   private readonly abandoned = new Set<string>();
@@ -148,8 +162,12 @@ export class VoteBook {
     this.keepBallot(position, v);
     let entry = this.byHash.get(v.block_hash);
     if (!entry) {
-      if (this.byHash.size >= MAX_VOTED_HASHES) this.forgetHash(this.byHash.keys().next().value!);
+      if (this.byHash.size >= MAX_VOTED_HASHES) {
+        this.forgetHash(this.hashOrder.oldest()!);
+        this.hashOrder.shift();
+      }
       this.byHash.set(v.block_hash, (entry = { votes: new Map(), since: Date.now() }));
+      this.hashOrder.touch(v.block_hash, entry);
     }
     if (entry.votes.get(rep) === true && !v.final) return false;
     entry.votes.set(rep, v.final);
@@ -165,8 +183,12 @@ export class VoteBook {
   keepBallot(position: string, v: SignedVote): void {
     let at = this.ballots.get(position);
     if (!at) {
-      if (this.ballots.size >= MAX_BALLOT_POSITIONS) this.ballots.delete(this.ballots.keys().next().value!);
+      if (this.ballots.size >= MAX_BALLOT_POSITIONS) {
+        this.ballots.delete(this.ballotOrder.oldest()!);
+        this.ballotOrder.shift();
+      }
       this.ballots.set(position, (at = new Map()));
+      this.ballotOrder.touch(position, at);
     }
     const prior = at.get(v.rep_pub_key);
     if (prior?.final && !v.final) return;

@@ -92,6 +92,30 @@ describe('VoteBook', () => {
     expect(book.lastSeen('r1-key', n.toString(16).padStart(64, '0'), false)).toBe(10n);
   });
 
+  it('drops the oldest voted hash and ballot position at their bounds, with constant work a vote', () => {
+    const book = new VoteBook();
+    const n = 50_000 + 2_000;
+    const hashOf = (i: number) => i.toString(16).padStart(64, '0');
+    const positionOf = (i: number) => `${hashOf(i + 1e9)}:${'00'.repeat(32)}`;
+    for (let i = 0; i < n; i++) {
+      const v = { ...vote(hashOf(i), 10n), account: hashOf(i + 1e9) };
+      book.record(v, 'r1', positionOf(i));
+      // Decided elections are forgotten on the way (consensus does), leaving gaps behind.
+      if (i % 50 === 0 && i > 10) {
+        book.forgetHash(hashOf(i - 10));
+        book.forgetPosition(positionOf(i - 10));
+      }
+    }
+    const inside = book as unknown as { hashOrder: { visited: number }; ballotOrder: { visited: number } };
+    expect(inside.hashOrder.visited + inside.ballotOrder.visited).toBeLessThan(6 * n);
+    // The oldest still held went first; the newest are kept.
+    expect(voters(book, hashOf(1))).toEqual([]);
+    expect([...book.ballotsAt(positionOf(1))]).toEqual([]);
+    expect(voters(book, hashOf(n - 1))).toEqual([['r1', false]]);
+    expect([...book.ballotsAt(positionOf(n - 1))]).toHaveLength(1);
+    expect(book.ballotPositions).toBeLessThanOrEqual(50_000);
+  });
+
   it('lists phantoms past their age, and forgets an abandoned one for good', async () => {
     const book = new VoteBook();
     book.record(vote(x, 10n), 'r1', at);
