@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { LeanHttpConnection } from './lean-http.ts';
 import { cpuSeconds, json, nowNs, ratio } from './measure.ts';
 import { buildChain, fastKey } from './node.ts';
-import { spawnNode, type SpawnedNode } from './spawn-node.ts';
+import { LOOPBACK_P2P_ARGS, QUIET_NODE_ARGS, spawnNode, type SpawnedNode } from './spawn-node.ts';
 import { fillStore } from './startup.ts';
 
 /**
@@ -19,18 +19,7 @@ import { fillStore } from './startup.ts';
 const ACCOUNTS = Number(process.env.BENCH_IDLE_ACCOUNTS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
 const RATE = Number(process.env.BENCH_IDLE_RATE ?? 0);
-const COMMON = [
-  '--api-port',
-  '0',
-  '--rate-limit',
-  'off',
-  '--log-level',
-  'warn',
-  '--p2p-port',
-  '0',
-  '--p2p-bind',
-  '127.0.0.1',
-];
+const COMMON = [...QUIET_NODE_ARGS, ...LOOPBACK_P2P_ARGS];
 
 interface Pair {
   /** CPU seconds a minute of each node, and the rounds each ran meanwhile. */

@@ -8,7 +8,7 @@ import { driveIngest } from './ingest-client.ts';
 import { httpGet, httpPost } from './load.ts';
 import { cpuSplit, type CpuSplit, threadCpu, waitForStartupWork } from './ingest-run.ts';
 import { fmtRate, json, nowNs, othersMeter, ratio } from './measure.ts';
-import { spawnNode, type SpawnedNode } from './spawn-node.ts';
+import { LOOPBACK_P2P_ARGS, QUIET_NODE_ARGS, spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
  * Network benchmarks (issue "The network", #18 target 2): three nodes as separate processes on
@@ -32,7 +32,6 @@ const ACCOUNTS_PER_CLIENT = 10;
 const PER_ACCOUNT = Number(process.env.BENCH_NET_PER_ACCOUNT ?? 50);
 /** Blocks in one workload (workload below). */
 const TOTAL = CLIENTS * ACCOUNTS_PER_CLIENT * PER_ACCOUNT;
-const COMMON = ['--api-port', '0', '--rate-limit', 'off', '--log-level', 'warn'];
 const EXTRA_ARGS = (process.env.BENCH_NET_ARGS ?? '').split(' ').filter(Boolean);
 
 /** Node environment: with BENCH_NET_PROF, a CPU profile per node named after it. */
@@ -112,7 +111,7 @@ async function startSingle(dir: string): Promise<{ node: SpawnedNode; networkId:
     '--pow-difficulty',
     DIFFICULTY.toString(16),
     '--no-p2p',
-    ...COMMON,
+    ...QUIET_NODE_ARGS,
     ...EXTRA_ARGS,
   ]);
   const { network_id } = await json<{ network_id: string }>(`${node.url}/node`);
@@ -235,11 +234,8 @@ async function startThree(dir: string): Promise<SpawnedNode[]> {
   const window = process.env.BENCH_GOSSIP_WINDOW;
   const heavy = process.env.BENCH_GOSSIP_HEAVY_WINDOW;
   const common = [
-    '--p2p-port',
-    '0',
-    '--p2p-bind',
-    '127.0.0.1',
-    ...COMMON,
+    ...LOOPBACK_P2P_ARGS,
+    ...QUIET_NODE_ARGS,
     ...(window === undefined ? [] : ['--gossip-window', window]),
     ...(heavy === undefined ? [] : ['--gossip-window-heavy', heavy]),
     ...EXTRA_ARGS,

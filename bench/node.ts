@@ -18,7 +18,7 @@ import { measureIngestCeiling } from './ingest-ceiling.ts';
 import { loadGet } from './load.ts';
 import { fmtRate, measureRate, median, nowNs, othersMeter, ratio } from './measure.ts';
 import { cpuSplit, type CpuSplit, diskMeter, nodeInfo, threadCpu, waitForStartupWork } from './ingest-run.ts';
-import { spawnNode } from './spawn-node.ts';
+import { QUIET_NODE_ARGS, spawnNode } from './spawn-node.ts';
 import { benchStartup } from './startup.ts';
 
 /**
@@ -511,17 +511,7 @@ async function benchReads(log: (l: string) => void, dir: string): Promise<Record
   }
   log(`baseline: bare fastify route: ${fmtRate(bareRate)} requests`);
 
-  const node = await spawnNode([
-    '--data-dir',
-    join(dir, 'ingest'),
-    '--api-port',
-    '0',
-    '--rate-limit',
-    'off',
-    '--log-level',
-    'warn',
-    '--no-p2p',
-  ]);
+  const node = await spawnNode(['--data-dir', join(dir, 'ingest'), ...QUIET_NODE_ARGS, '--no-p2p']);
   try {
     const accounts = (
       (await (await fetch(`${node.url}/accounts?limit=1000`)).json()) as { address: string }[]

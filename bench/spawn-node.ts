@@ -29,6 +29,18 @@ const BIN_ENV = Object.fromEntries(
   ]),
 );
 
+/** Options of a bench node that is measured, not watched: any API port, no rate limits, warnings only. */
+export const QUIET_NODE_ARGS: readonly string[] = [
+  '--api-port',
+  '0',
+  '--rate-limit',
+  'off',
+  '--log-level',
+  'warn',
+];
+/** Peer-to-peer on any port of the loopback interface. */
+export const LOOPBACK_P2P_ARGS: readonly string[] = ['--p2p-port', '0', '--p2p-bind', '127.0.0.1'];
+
 export function spawnNode(
   args: string[],
   opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; bin?: string; flags?: string[] } = {},

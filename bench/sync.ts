@@ -6,7 +6,7 @@ import { driveIngest } from './ingest-client.ts';
 import { diskMeter } from './ingest-run.ts';
 import { cpuSeconds, fmtRate, json, nowNs, ratio } from './measure.ts';
 import { buildChain, fastKey } from './node.ts';
-import { spawnNode, type SpawnedNode } from './spawn-node.ts';
+import { LOOPBACK_P2P_ARGS, QUIET_NODE_ARGS, spawnNode, type SpawnedNode } from './spawn-node.ts';
 
 /**
  * Catch-up sync (issue #18, target 1): a new node joins a network whose ledger holds N blocks, on
@@ -48,9 +48,6 @@ async function readLag(file: string): Promise<Lag> {
   return { p50_ms: NaN, p99_ms: NaN, max_ms: NaN };
 }
 
-const P2P = ['--p2p-port', '0', '--p2p-bind', '127.0.0.1'];
-const COMMON = ['--api-port', '0', '--rate-limit', 'off', '--log-level', 'warn'];
-
 /** Builds the source ledger over HTTP (the baseline figure) into `data`; returns the rate. */
 async function ingestSource(
   log: (l: string) => void,
@@ -59,7 +56,7 @@ async function ingestSource(
 ): Promise<{ rate: number; blocks: number; cpuUs: number; lag: Lag }> {
   const lagFile = `${data}-lag.json`;
   const node = await spawnNode(
-    ['--data-dir', data, '--pow-difficulty', DIFFICULTY.toString(16), '--no-p2p', ...COMMON],
+    ['--data-dir', data, '--pow-difficulty', DIFFICULTY.toString(16), '--no-p2p', ...QUIET_NODE_ARGS],
     { env: probeEnv(lagFile) },
   );
   try {
@@ -131,7 +128,16 @@ async function joinNetwork(
   const disk = diskMeter(dirname(dir));
   const started = performance.now();
   const node = await spawnNode(
-    ['--data-dir', dir, '--genesis-dir', genesisDir, '--dial', peers.join(','), ...P2P, ...COMMON],
+    [
+      '--data-dir',
+      dir,
+      '--genesis-dir',
+      genesisDir,
+      '--dial',
+      peers.join(','),
+      ...LOOPBACK_P2P_ARGS,
+      ...QUIET_NODE_ARGS,
+    ],
     { env },
   );
   node.proc.kill('SIGUSR2');
@@ -185,7 +191,7 @@ export default async function benchSync(log: (line: string) => void): Promise<Re
     const t = performance.now();
     for (const name of ['b', 'c']) cpSync(source, join(dir, name), { recursive: true });
     for (const name of ['a', 'b', 'c'])
-      peers.push(await spawnNode(['--data-dir', join(dir, name), ...P2P, ...COMMON]));
+      peers.push(await spawnNode(['--data-dir', join(dir, name), ...LOOPBACK_P2P_ARGS, ...QUIET_NODE_ARGS]));
     const addrs = await Promise.all(
       peers.map(async (p) => (await json<{ listen_addrs: string[] }>(`${p.url}/node`)).listen_addrs[0]!),
     );

@@ -127,12 +127,12 @@ function refused(rate: BucketRate, waitSeconds: number, tokens = 0): TakeResult 
 }
 
 const DEFAULT_MAX_CLIENTS = 100_000;
-
-/** A client's bucket, with when it was last used (a count of takes: its place in the order of use). */
-type Tracked = Bucket & { used: number };
 const DEFAULT_SWEEP_MS = 5 * 60_000;
 /** The API counts an IPv6 client by its /64 (rate limits, connection caps): a subscriber's usual share. */
 export const CLIENT_IPV6_PREFIX_BITS = 64;
+
+/** A client's bucket, with when it was last used (a count of takes: its place in the order of use). */
+type Tracked = Bucket & { used: number };
 
 export class RateLimiter {
   private readonly rates: Readonly<Record<RateClass, BucketRate>>;

@@ -397,8 +397,8 @@ export class ChatStore {
     seqs.putSync(LAST_SEQ, text);
     seqs.putSync(pad(seq), id);
     for (const party of parties(m)) seqs.putSync(partySeqKey(party, seq), id);
-    // The index stays complete only if it was: a lagging one is caught up at the next open.
-    if ((seqs.get(PARTIES_INDEXED) ?? '0') === (seq - 1n).toString()) seqs.putSync(PARTIES_INDEXED, text);
+    // Complete since the open caught it up (indexParties): the mark moves with every number.
+    seqs.putSync(PARTIES_INDEXED, text);
     return seq;
   }
 

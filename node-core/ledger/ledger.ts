@@ -488,10 +488,10 @@ export class Ledger extends LedgerReads {
   }
 
   private async process(block: SignedBlock, opts: SubmitOptions): Promise<SubmitResult> {
-    // A block this very object of which passed precheck (a gossiped block, issue #18): its hash,
-    // proof of work and signature stand, and its relay path looked it up by hash moments ago. A
-    // copy stored meanwhile is answered `duplicate` by applyBlock's own look-up, as here. Each
-    // skipped read was a miss in the store (~5 µs) on every receiving node for every block.
+    // This very object passed precheck (a gossiped block, issue #18): its hash, proof of work and
+    // signature stand, and its relay path looked it up by hash moments ago. A copy stored meanwhile
+    // is answered `duplicate` by applyBlock's own look-up, as here. Each skipped read was a miss in
+    // the store (~5 µs) on every receiving node for every block.
     const done = opts.live ? this.prechecks.get(block) : undefined;
     let hashed: HashedBlock;
     let keyUsed: string | undefined;

@@ -165,7 +165,7 @@ export class Directory {
       if (this.entries.size >= this.maxEntries) return 'full';
     }
     this.entries.set(address, { ...r, address });
-    if (this.oldest === undefined || r.timestamp < this.oldest) this.oldest = r.timestamp;
+    this.noteTimestamp(r.timestamp);
     return 'stored';
   }
 
@@ -224,8 +224,13 @@ export class Directory {
           signature: r.signature,
           address,
         });
-      if (this.oldest === undefined || r.timestamp < this.oldest) this.oldest = r.timestamp;
+      this.noteTimestamp(r.timestamp);
     }
+  }
+
+  /** Keeps `oldest` a lower bound of the entries' timestamps. */
+  private noteTimestamp(timestamp: bigint): void {
+    if (this.oldest === undefined || timestamp < this.oldest) this.oldest = timestamp;
   }
 
   /** Drops expired entries (none can be while the oldest timestamp is within the TTL). */

@@ -338,14 +338,9 @@ export class Marketplace {
   private firstSight(key: string, now: bigint): boolean {
     if (this.seen.has(key)) return false;
     const cutoff = now - MESSAGE_MAX_AGE_NS;
-    while (this.seen.size >= MAX_SEEN) {
-      const oldest = this.seenOrder.oldest()!;
-      this.seen.delete(oldest);
-      this.seenOrder.shift();
-    }
     for (
       let k = this.seenOrder.oldest();
-      k !== undefined && this.seen.get(k)! < cutoff;
+      k !== undefined && (this.seen.size >= MAX_SEEN || this.seen.get(k)! < cutoff);
       k = this.seenOrder.oldest()
     ) {
       this.seen.delete(k);
