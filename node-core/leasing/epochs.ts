@@ -43,15 +43,15 @@ export function parseEpoch(key: string, text: string): EpochRecord | undefined {
  */
 export function epochCandidates(epochs: readonly EpochRecord[], t: bigint): EpochRecord[] | undefined {
   if (epochs.length === 0) return undefined;
-  const sorted = [...epochs].sort((a, b) => (a.epoch < b.epoch ? -1 : a.epoch > b.epoch ? 1 : 0));
-  let cover = -1;
-  for (let i = 0; i < sorted.length; i++) if (sorted[i]!.start_ns <= t) cover = i;
+  const sorted = SORTED.has(epochs) || inEpochOrder(epochs) ? epochs : sortEpochs(epochs);
+  // From the newest back: an accept names a recent time, so this stops within a few epochs.
+  let cover = sorted.length - 1;
+  while (cover >= 0 && sorted[cover]!.start_ns > t) cover--;
   if (cover < 0) return [];
   const first = sorted[cover]!.epoch - BigInt(EPOCH_LOCK_TOLERANCE);
-  return sorted
-    .slice(0, cover + 1)
-    .filter((e) => e.epoch >= first)
-    .reverse();
+  const out: EpochRecord[] = [];
+  for (let i = cover; i >= 0 && sorted[i]!.epoch >= first; i--) out.push(sorted[i]!);
+  return out;
 }
 
 /** The newest epoch (what a provider locks when it builds an accept). */
@@ -59,4 +59,53 @@ export function newestEpoch(epochs: readonly EpochRecord[]): EpochRecord | undef
   let best: EpochRecord | undefined;
   for (const e of epochs) if (best === undefined || e.epoch > best.epoch) best = e;
   return best;
+}
+
+/** Lists EpochTable made, sorted by number: epochCandidates need not check them. */
+const SORTED = new WeakSet<readonly EpochRecord[]>();
+
+const byNumber = (a: EpochRecord, b: EpochRecord): number =>
+  a.epoch < b.epoch ? -1 : a.epoch > b.epoch ? 1 : 0;
+
+function sortEpochs(epochs: readonly EpochRecord[]): EpochRecord[] {
+  return [...epochs].sort(byNumber);
+}
+
+function inEpochOrder(epochs: readonly EpochRecord[]): boolean {
+  for (let i = 1; i < epochs.length; i++) if (epochs[i - 1]!.epoch > epochs[i]!.epoch) return false;
+  return true;
+}
+
+/**
+ * The state chain's `epoch.N` records, read, parsed and sorted by number once per state-chain tip
+ * (`version`: the tip's hash), not once per lease block judged: the state chain's keys change only
+ * with its blocks, and an oracle writing an epoch an hour leaves 8,760 of them after a year, each
+ * a key read and a JSON parse (issue #18).
+ */
+export class EpochTable {
+  private readonly read: () => Iterable<{ key: string; value: string }>;
+  private readonly version: () => unknown;
+  private cached: { version: unknown; epochs: readonly EpochRecord[] } | undefined;
+
+  /** `read`: the `epoch.` keys and their values; `version`: changes whenever any of them may have. */
+  constructor(read: () => Iterable<{ key: string; value: string }>, version: () => unknown) {
+    this.read = read;
+    this.version = version;
+  }
+
+  /** Every epoch record, ascending by number (shared: not to be changed by the caller). */
+  list(): readonly EpochRecord[] {
+    const version = this.version();
+    const cached = this.cached;
+    if (cached !== undefined && cached.version === version) return cached.epochs;
+    const epochs: EpochRecord[] = [];
+    for (const { key, value } of this.read()) {
+      const e = parseEpoch(key, value);
+      if (e) epochs.push(e);
+    }
+    epochs.sort(byNumber);
+    SORTED.add(epochs);
+    this.cached = { version, epochs };
+    return epochs;
+  }
 }

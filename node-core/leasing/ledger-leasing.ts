@@ -7,7 +7,7 @@ import type { AccountRecord, PendingRecord } from '../ledger/records.ts';
 import type { Effects, RuleView, SignedBlock } from '../ledger/rules/types.ts';
 import { archivedLease } from './archive.ts';
 import type { CertificateBook } from './certificate-book.ts';
-import { epochCandidates, type EpochRecord, parseEpoch } from './epochs.ts';
+import { epochCandidates, type EpochRecord, EpochTable } from './epochs.ts';
 import { LeaseBook } from './lease-book.ts';
 import type { LeaseRecord, LeaseUndo } from './records.ts';
 import { ReputationBook, reputationEvents } from './reputation.ts';
@@ -54,11 +54,16 @@ export class LedgerLeasing {
   private readonly store: Store;
   private readonly sc: StateChain;
   private readonly ledger: LedgerAccess;
+  private readonly epochTable: EpochTable;
 
   constructor(deps: LedgerLeasingDeps) {
     this.store = deps.store;
     this.sc = deps.statechain;
     this.ledger = deps.ledger;
+    this.epochTable = new EpochTable(
+      () => this.sc.kvList({ offset: 0, limit: Number.MAX_SAFE_INTEGER, prefix: 'epoch.' }),
+      () => this.sc.tip?.hash,
+    );
     this.leases = new LeaseBook(deps.store);
     this.reputation = new ReputationBook(deps.store);
     const leases = this.leases;
@@ -226,13 +231,8 @@ export class LedgerLeasing {
     return accept !== undefined && provider !== undefined && accept.height <= provider.final_height;
   }
 
-  /** The `epoch.N` records of the state chain (few: one per oracle period). */
-  epochs(): EpochRecord[] {
-    const out: EpochRecord[] = [];
-    for (const { key, value } of this.sc.kvList({ offset: 0, limit: 100_000, prefix: 'epoch.' })) {
-      const e = parseEpoch(key, value);
-      if (e) out.push(e);
-    }
-    return out;
+  /** The `epoch.N` records of the state chain (one per oracle period), ascending by number. */
+  epochs(): readonly EpochRecord[] {
+    return this.epochTable.list();
   }
 }
