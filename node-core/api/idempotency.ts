@@ -126,12 +126,25 @@ function createdOf(value: string): number {
   return Number(value.slice(0, value.indexOf('\n')));
 }
 
+/**
+ * The records in the order they expire, beside them in the same database: `~<created ms, 15
+ * digits>:<record key>` -> ''. Record keys are SHA-256 hex, so `~` sorts every entry of the order
+ * after every record. Pruning reads the expired entries only: reading every record held the node's
+ * thread 86 ms with 100,000 records and 0.8 s with a million, once each interval (issue #18).
+ */
+const ORDER = '~';
+const orderKey = (created: number, key: string): string =>
+  `${ORDER}${String(created).padStart(15, '0')}:${key}`;
+/** Entries read (and records pruned) per write transaction and turn of the event loop. */
+const PRUNE_SLICE = 1000;
+
 /** The part of an LMDB database (lmdb-js) the records need. */
 export interface KeyValueDb {
   get(key: string): string | undefined;
   putSync(key: string, value: string): unknown;
   removeSync(key: string): unknown;
   getRange(opts?: Record<string, unknown>): Iterable<{ key: string; value: string }>;
+  getKeys(opts?: Record<string, unknown>): Iterable<string>;
 }
 
 export interface IdempotencyOptions {
@@ -157,6 +170,8 @@ export class Idempotency {
   private readonly inFlight = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private pruning: Promise<number> | undefined;
+  /** Counts stop() calls: a pass ends early once it changes. */
+  private stops = 0;
 
   constructor(opts: IdempotencyOptions) {
     this.db = opts.db;
@@ -166,10 +181,14 @@ export class Idempotency {
     this.pruneIntervalMs = opts.pruneIntervalMs ?? PRUNE_INTERVAL_MS;
   }
 
-  /** Prunes expired records now and every pruneIntervalMs. */
+  /**
+   * Prunes expired records now, reading every record once (a record kept by a version before the
+   * order entries, or by one after a downgrade, gets its entry), then every pruneIntervalMs from the
+   * order entries.
+   */
   start(): void {
     if (this.timer !== undefined) return;
-    void this.prune();
+    void this.prune(true);
     this.timer = setInterval(() => void this.prune(), this.pruneIntervalMs);
     this.timer.unref();
   }
@@ -177,6 +196,8 @@ export class Idempotency {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    // A pass under way ends after its current slice (what it left is pruned at the next start).
+    this.stops += 1;
     await this.pruning;
   }
 
@@ -223,7 +244,10 @@ export class Idempotency {
         body: Buffer.from(answer.body).toString('base64'),
         created: this.now(),
       };
-      await this.transaction(() => this.db.putSync(key, encodeAnswer(record)));
+      await this.transaction(() => {
+        this.db.putSync(key, encodeAnswer(record));
+        this.db.putSync(orderKey(record.created, key), '');
+      });
     } finally {
       this.inFlight.delete(key);
     }
@@ -234,29 +258,80 @@ export class Idempotency {
     this.inFlight.delete(key);
   }
 
-  /** Deletes expired records; resolves with how many. */
-  prune(): Promise<number> {
-    this.pruning ??= this.pruneNow().finally(() => {
+  /**
+   * Deletes expired records; resolves with how many. From the order entries, or with `everyRecord`
+   * from the records themselves (giving each live one its order entry if it lacks it). Either way in
+   * slices of PRUNE_SLICE, each read and written in one turn: a backlog of a day's records holds
+   * neither the thread nor one write transaction long.
+   */
+  prune(everyRecord = false): Promise<number> {
+    const stops = this.stops;
+    const stopped = () => this.stops !== stops;
+    this.pruning ??= (everyRecord ? this.pruneRecords(stopped) : this.pruneByOrder(stopped)).finally(() => {
       this.pruning = undefined;
     });
     return this.pruning;
   }
 
-  private async pruneNow(): Promise<number> {
+  private async pruneByOrder(stopped: () => boolean): Promise<number> {
     const cutoff = this.now() - this.ttlMs;
-    const expired: string[] = [];
-    for (const { key, value } of this.db.getRange()) if (createdOf(value) <= cutoff) expired.push(key);
-    // In slices, so a large backlog does not hold one long write transaction.
-    for (let i = 0; i < expired.length; i += 1000) {
-      const slice = expired.slice(i, i + 1000);
+    // Every entry of a record created at or before the cutoff sorts below this key.
+    const end = orderKey(cutoff + 1, '');
+    let removed = 0;
+    for (;;) {
+      const entries = [...this.db.getKeys({ start: ORDER, end, limit: PRUNE_SLICE })];
+      if (entries.length === 0 || stopped()) return removed;
       await this.transaction(() => {
-        for (const k of slice) {
-          const v = this.db.get(k);
-          if (v !== undefined && createdOf(v) <= cutoff) this.db.removeSync(k);
+        for (const entry of entries) {
+          this.db.removeSync(entry);
+          // The key may have been used again since (its record is then newer, with its own entry).
+          const key = entry.slice(entry.indexOf(':') + 1);
+          const v = this.db.get(key);
+          if (v !== undefined && createdOf(v) <= cutoff) {
+            this.db.removeSync(key);
+            removed += 1;
+          }
         }
       });
     }
-    return expired.length;
+  }
+
+  private async pruneRecords(stopped: () => boolean): Promise<number> {
+    const cutoff = this.now() - this.ttlMs;
+    let removed = 0;
+    let after: string | undefined;
+    for (;;) {
+      const slice = [
+        ...this.db.getRange({
+          start: after === undefined ? '' : `${after}\0`,
+          end: ORDER,
+          limit: PRUNE_SLICE,
+        }),
+      ];
+      if (slice.length === 0 || stopped()) return removed;
+      after = slice[slice.length - 1]!.key;
+      const expired = slice.filter(({ value }) => createdOf(value) <= cutoff);
+      const unordered = slice.filter(
+        ({ key, value }) =>
+          createdOf(value) > cutoff && this.db.get(orderKey(createdOf(value), key)) === undefined,
+      );
+      if (expired.length === 0 && unordered.length === 0) {
+        // Nothing to write (the usual case once every record has its entry): only a turn to yield.
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      await this.transaction(() => {
+        for (const { key, value } of expired) {
+          // Unless the key was used again meanwhile (a newer record, with its own entry).
+          if (this.db.get(key) === value) {
+            this.db.removeSync(key);
+            removed += 1;
+          }
+          this.db.removeSync(orderKey(createdOf(value), key));
+        }
+        for (const { key, value } of unordered) this.db.putSync(orderKey(createdOf(value), key), '');
+      });
+    }
   }
 }
 

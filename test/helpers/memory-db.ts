@@ -10,17 +10,18 @@ export class MemoryDb {
   removeSync(key: string): void {
     this.map.delete(key);
   }
-  *getRange(opts: { reverse?: boolean; limit?: number; end?: string } = {}) {
+  *getRange(opts: { reverse?: boolean; limit?: number; start?: string; end?: string } = {}) {
     const keys = [...this.map.keys()].sort();
     if (opts.reverse === true) keys.reverse();
     let n = 0;
     for (const key of keys) {
+      if (opts.start !== undefined && (opts.reverse === true ? key > opts.start : key < opts.start)) continue;
       if (opts.end !== undefined && (opts.reverse === true ? key <= opts.end : key >= opts.end)) break;
       if (opts.limit !== undefined && n++ >= opts.limit) break;
       yield { key, value: this.map.get(key)! };
     }
   }
-  *getKeys(opts: { reverse?: boolean; limit?: number; end?: string } = {}) {
+  *getKeys(opts: { reverse?: boolean; limit?: number; start?: string; end?: string } = {}) {
     for (const { key } of this.getRange(opts)) yield key;
   }
 }

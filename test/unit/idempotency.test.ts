@@ -194,7 +194,96 @@ describe('Idempotency records', () => {
     expect(idem.begin('old', 'another body')).toEqual({ kind: 'run' }); // expired: a new request
     idem.release('old');
     expect(await idem.prune()).toBe(1);
-    expect([...db.map.keys()]).toEqual(['new']);
+    // The record kept and its order entry (`~<created ms, 15 digits>:<record key>`).
+    const created = String(1_000_000 + IDEMPOTENCY_TTL_MS / 2).padStart(15, '0');
+    expect([...db.map.keys()].sort()).toEqual(['new', `~${created}:new`]);
+  });
+
+  it('prunes from the order entries: the live records are not read', async () => {
+    const db = new MemoryDb();
+    const clock = { now: 1_000_000 };
+    const idem = new Idempotency({ db, transaction, now: () => clock.now });
+    for (let i = 0; i < 3; i++) {
+      idem.begin(`old${i}`, 'f');
+      await idem.finish(`old${i}`, 'f', answer(200));
+    }
+    clock.now += IDEMPOTENCY_TTL_MS / 2;
+    for (let i = 0; i < 500; i++) {
+      idem.begin(`live${i}`, 'f');
+      await idem.finish(`live${i}`, 'f', answer(200));
+    }
+    clock.now += IDEMPOTENCY_TTL_MS / 2;
+    const records = new Set<string>();
+    const { get, getRange } = db;
+    db.get = (key: string) => (records.add(key), get.call(db, key));
+    db.getRange = function* (opts) {
+      for (const e of getRange.call(db, opts)) {
+        if (!e.key.startsWith('~')) records.add(e.key);
+        yield e;
+      }
+    };
+    expect(await idem.prune()).toBe(3);
+    expect([...records].sort()).toEqual(['old0', 'old1', 'old2']);
+    expect(db.map.size).toBe(1000);
+    expect(idem.lookup('live0')).toBeDefined();
+  });
+
+  it('a key used again after it expired keeps its new answer when the old entry is pruned', async () => {
+    const { idem, db, clock } = make();
+    idem.begin('k', 'f');
+    await idem.finish('k', 'f', answer(200, '{"first":true}'));
+    clock.now += IDEMPOTENCY_TTL_MS + 1;
+    expect(idem.begin('k', 'f')).toEqual({ kind: 'run' });
+    await idem.finish('k', 'f', answer(200, '{"second":true}'));
+    clock.now += 1;
+    expect(await idem.prune()).toBe(0);
+    const kept = idem.begin('k', 'f');
+    expect(kept.kind).toBe('replay');
+    expect(Buffer.from((kept as { answer: { body: string } }).answer.body, 'base64').toString()).toBe(
+      '{"second":true}',
+    );
+    expect([...db.map.keys()].filter((k) => k.startsWith('~'))).toHaveLength(1);
+  });
+
+  it('stop ends a pass under way after its slice; the next start finishes it', async () => {
+    const db = new MemoryDb();
+    for (let i = 0; i < 2500; i++) {
+      const created = 0;
+      db.putSync(
+        `r${String(i).padStart(5, '0')}`,
+        encodeAnswer({ fingerprint: 'f', status: 200, headers: {}, body: '', created }),
+      );
+    }
+    const clock = { now: IDEMPOTENCY_TTL_MS };
+    const idem = new Idempotency({ db, transaction, now: () => clock.now, pruneIntervalMs: 60_000 });
+    idem.start();
+    await idem.stop();
+    expect(db.map.size).toBe(1500);
+    idem.start();
+    await new Promise((r) => setTimeout(r, 50));
+    await idem.stop();
+    expect(db.map.size).toBe(0);
+  });
+
+  it("start's pass reads every record: an expired one goes, a live one without its order entry gets it", async () => {
+    const db = new MemoryDb();
+    const clock = { now: IDEMPOTENCY_TTL_MS };
+    // As a version before the order entries kept them: records only.
+    const kept = (created: number) =>
+      encodeAnswer({ fingerprint: 'f', status: 200, headers: {}, body: '', created });
+    db.putSync('expired', kept(0));
+    db.putSync('live', kept(IDEMPOTENCY_TTL_MS - 5));
+    const idem = new Idempotency({ db, transaction, now: () => clock.now, pruneIntervalMs: 60_000 });
+    idem.start();
+    await idem.stop();
+    expect([...db.map.keys()].sort()).toEqual([
+      'live',
+      `~${String(IDEMPOTENCY_TTL_MS - 5).padStart(15, '0')}:live`,
+    ]);
+    // From then on the order entries find it.
+    clock.now += IDEMPOTENCY_TTL_MS;
+    expect(await idem.prune()).toBe(1);
+    expect(db.map.size).toBe(0);
   });
 
   it('prunes on start and on its timer until stopped', async () => {
