@@ -327,10 +327,14 @@ export class ChatStore {
     const cutoff = now - this.retention.maxAgeNs;
     // Timestamps are positive (chat-service.ts): nothing is older than a cutoff of 0 or less.
     if (cutoff <= 0n) return 0;
+    const before = (party: string, limit?: number) =>
+      this.index.getKeys({ start: `${party}:`, end: `${party}:${pad(cutoff)}`, limit });
+    // Looked for first: a pass that finds nothing writes nothing (no transaction to commit).
+    if (!this.accounts().some((party) => !before(party, 1)[Symbol.iterator]().next().done)) return 0;
     return this.transaction(() => {
       let dropped = 0;
       for (const party of this.accounts()) {
-        const old = [...this.index.getKeys({ start: `${party}:`, end: `${party}:${pad(cutoff)}` })];
+        const old = [...before(party)];
         for (const key of old) {
           this.index.removeSync(key);
           if (this.dropIfUnreferenced(key.slice(key.lastIndexOf(':') + 1))) dropped += 1;

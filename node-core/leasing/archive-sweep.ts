@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { LeaseBook } from './lease-book.ts';
-import { archiveEligible, type LeaseTiming, leaseExpiry } from './timing.ts';
+import type { LeaseTiming } from './timing.ts';
 
 /**
  * The local archive sweep (reference-behavior.md 4.3, LS-04): every 10 s it looks for accepted,
@@ -9,7 +9,7 @@ import { archiveEligible, type LeaseTiming, leaseExpiry } from './timing.ts';
  * result is node-local (no block), which is why only the long-final past is ever archived.
  */
 export interface ArchiveSweepDeps {
-  leases: Pick<LeaseBook, 'list'>;
+  leases: Pick<LeaseBook, 'expiredBefore'>;
   archive(hashes: string[], now: bigint): Promise<string[]>;
   /** Node clock, Unix ns. */
   now(): bigint;
@@ -55,10 +55,9 @@ export class ArchiveSweep {
   private async once(): Promise<string[]> {
     const now = this.d.now();
     const timing = this.d.timing();
-    const { leases } = this.d.leases.list({ state: 'accepted' }, 0, Number.MAX_SAFE_INTEGER);
-    const due = leases
-      .filter((l) => !l.settled && archiveEligible(now, leaseExpiry(l.start_time, l.duration), timing))
-      .map((l) => l.lease_hash);
+    // archiveEligible: now > expiry + escrow expiry + archive gap, i.e. expiry before the difference.
+    // Read from the expiry index: the running leases whose time has come, not every running one.
+    const due = this.d.leases.expiredBefore(now - timing.escrow_expiry_ns - timing.archive_gap_ns);
     if (due.length === 0) return [];
     try {
       const done = await this.d.archive(due, now);

@@ -13,6 +13,7 @@ import {
   type LeaseState,
   type LeaseUndo,
 } from './records.ts';
+import { leaseExpiry } from './timing.ts';
 
 export interface LeaseFilter {
   consumer?: string;
@@ -24,12 +25,24 @@ export interface LeaseFilter {
 const INDEX_META = 'lease_index';
 /** Marks a store whose renewals were moved out of the lease records into their own entries. */
 const RENEWALS_META = 'lease_renewals';
+/** Marks a store whose running leases are indexed by expiry. */
+const EXPIRY_META = 'lease_expiry_index';
 
 const renewalKey = (leaseHash: string, index: number) => `${leaseHash}:${String(index).padStart(10, '0')}`;
 
 const byProvider = (provider: string) => `p:${provider}:`;
 const byConsumer = (consumer: string) => `c:${consumer}:`;
 const byState = (state: LeaseState) => `s:${state}:`;
+/**
+ * A running lease (accepted, not settled) by its expiry (ns, 20 digits): the archive sweep reads the
+ * ones whose time has come, not every running lease (decoding 10,000 of them held the node's thread
+ * 80-98 ms every 10 s). Moves with a renewal; goes when the lease stops running.
+ */
+const EXPIRY = 'x:';
+const byExpiry = (r: LeaseRecord): string | undefined =>
+  r.state === 'accepted' && !r.settled
+    ? `${EXPIRY}${leaseExpiry(r.start_time, r.duration).toString().padStart(20, '0')}:${r.lease_hash}`
+    : undefined;
 
 /**
  * Lease records and the undo entries of lease-family blocks, in the store. Every write happens in
@@ -48,6 +61,34 @@ export class LeaseBook {
     this.store = store;
     if (store.meta.get(INDEX_META) === undefined) this.buildIndex();
     if (store.meta.get(RENEWALS_META) === undefined) this.moveRenewals();
+    if (store.meta.get(EXPIRY_META) === undefined) this.buildExpiryIndex();
+  }
+
+  /** Indexes the running leases of a store from before the expiry index: once, in one transaction. */
+  private buildExpiryIndex(): void {
+    this.store.root.transactionSync(() => {
+      for (const hash of [...this.matching({ state: 'accepted' })]) {
+        const key = byExpiry(this.get(hash)!);
+        if (key !== undefined) this.store.leaseIndex.putSync(key, '');
+      }
+      this.store.meta.putSync(EXPIRY_META, '1');
+    });
+  }
+
+  /**
+   * Running leases (accepted, not settled) that expired before `t` (ns), soonest first, at most
+   * `limit`: what the archive sweep asks with `t` = now − escrow expiry − archive gap.
+   */
+  expiredBefore(t: bigint, limit = Number.MAX_SAFE_INTEGER): string[] {
+    if (t <= 0n) return [];
+    const out: string[] = [];
+    for (const key of this.store.leaseIndex.getKeys({
+      start: EXPIRY,
+      end: `${EXPIRY}${t.toString().padStart(20, '0')}`,
+      limit,
+    }))
+      out.push(key.slice(key.lastIndexOf(':') + 1));
+    return out;
   }
 
   /**
@@ -89,14 +130,22 @@ export class LeaseBook {
   private buildIndex(): void {
     this.store.root.transactionSync(() => {
       for (const { value } of this.store.leases.getRange({})) this.index(decodeLease(value), undefined);
+      // The expiry index with it: a store this old has neither.
+      this.store.meta.putSync(EXPIRY_META, '1');
       this.store.meta.putSync(INDEX_META, '1');
     });
   }
 
   /** Writes `r`'s index entries; `was`, the state it was indexed under (undefined: a new lease). */
-  private index(r: LeaseRecord, was: LeaseState | undefined): void {
-    if (was === r.state) return;
+  private index(r: LeaseRecord, old: LeaseRecord | undefined): void {
     const idx = this.store.leaseIndex;
+    const [expiryWas, expiry] = [old && byExpiry(old), byExpiry(r)];
+    if (expiryWas !== expiry) {
+      if (expiryWas !== undefined) idx.removeSync(expiryWas);
+      if (expiry !== undefined) idx.putSync(expiry, '');
+    }
+    const was = old?.state;
+    if (was === r.state) return;
     if (was !== undefined) idx.removeSync(byState(was) + r.lease_hash);
     idx.putSync(byState(r.state) + r.lease_hash, '');
     idx.putSync(byProvider(r.provider) + r.lease_hash, r.state);
@@ -116,7 +165,7 @@ export class LeaseBook {
   put(r: LeaseRecord, old = this.get(r.lease_hash)): void {
     this.store.leases.putSync(r.lease_hash, encodeLease(r));
     if (old && old.renewal_count > r.renewal_count) this.dropRenewals(r.lease_hash, r.renewal_count);
-    this.index(r, old?.state);
+    this.index(r, old);
   }
 
   remove(hash: string): void {
@@ -126,6 +175,8 @@ export class LeaseBook {
     this.dropRenewals(hash, 0);
     const idx = this.store.leaseIndex;
     idx.removeSync(byState(r.state) + hash);
+    const expiry = byExpiry(r);
+    if (expiry !== undefined) idx.removeSync(expiry);
     idx.removeSync(byProvider(r.provider) + hash);
     idx.removeSync(byConsumer(r.consumer) + hash);
   }

@@ -48,16 +48,24 @@ describe('chat store upkeep reads what it needs', () => {
 
   function open(store: Store) {
     const index = counted(store.chatIndex);
+    const transactions = { count: 0 };
     const chat = new ChatStore(
-      { messages: store.chatMessages, index: index.db, transaction: (fn) => store.transaction(fn) },
+      {
+        messages: store.chatMessages,
+        index: index.db,
+        transaction: (fn) => {
+          transactions.count += 1;
+          return store.transaction(fn);
+        },
+      },
       { maxAgeNs: 3_600n * SECOND },
     );
-    return { chat, index: index.reads };
+    return { chat, index: index.reads, transactions };
   }
 
   it('retention pass and account list at 3 accounts x 60 messages', async () => {
     const { store } = temp.open();
-    const { chat, index } = open(store);
+    const { chat, index, transactions } = open(store);
     const [a, b, c] = [generateKeyPair(), generateKeyPair(), generateKeyPair()];
     // 60 from a to b and 60 from b to c, one a second; the first 5 of each are over an hour old.
     for (let i = 0n; i < 60n; i++) {
@@ -71,10 +79,19 @@ describe('chat store upkeep reads what it needs', () => {
     // One seek per account, then one past the last: not the 240 entries.
     expect(index.entries).toBe(3);
 
+    // Nothing past retention yet: the accounts, a look before each one's cutoff, no write.
+    index.entries = 0;
+    transactions.count = 0;
+    expect(await chat.pruneOlderThan(T0)).toBe(0);
+    expect(index.entries).toBe(3);
+    expect(transactions.count).toBe(0);
+
     index.entries = 0;
     expect(await chat.pruneOlderThan(now)).toBe(10);
-    // The accounts (3) and the entries before the cutoff: a 5, b 10, c 5.
-    expect(index.entries).toBe(3 + 20);
+    // The look (the accounts, a's first old entry), then the accounts (3) and the entries before the
+    // cutoff: a 5, b 10, c 5.
+    expect(index.entries).toBe(4 + 3 + 20);
+    expect(transactions.count).toBe(1);
     expect(chat.list(b.pub_key).total).toBe(110);
     expect(chat.list(a.pub_key).total).toBe(55);
   });

@@ -1,0 +1,110 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ArchiveSweep } from '../../node-core/leasing/archive-sweep.ts';
+import { LeaseBook } from '../../node-core/leasing/lease-book.ts';
+import type { LeaseRecord } from '../../node-core/leasing/records.ts';
+import { DEFAULT_LEASE_TIMING } from '../../node-core/leasing/timing.ts';
+import { tempStores } from '../helpers/temp-stores.ts';
+
+const SECOND = 1_000_000_000n;
+const T0 = 1_790_000_000n * SECOND;
+const hex = (n: number, tag: string) => `${tag}${n.toString(16)}`.padStart(64, '0');
+
+/** A running lease (accepted at `start`, not settled) of `duration` seconds. */
+function running(n: number, start: bigint, duration: bigint): LeaseRecord {
+  return {
+    lease_hash: hex(n, 'a'),
+    state: 'accepted',
+    consumer: hex(n % 7, 'c'),
+    provider: hex(n % 5, 'b'),
+    vcpus: 1n,
+    memory_mb: 1024n,
+    disk_gb: 1n,
+    duration,
+    cost: 517n,
+    stake: 0n,
+    start_time: start,
+    settled: false,
+    renewal_count: 0,
+    renewed_cost: 0n,
+    renewal_emission: 0n,
+    created_at: start - SECOND,
+  };
+}
+
+/**
+ * The running leases by expiry (issue #18): the archive sweep reads the leases whose time has come,
+ * not every running lease, every 10 s. The index follows renewals, settles, removals and rollbacks
+ * (a before-image put back), and a store from before it is indexed at open.
+ */
+describe('lease expiry index', () => {
+  const temp = tempStores();
+
+  it('finds the running leases expired before a time, soonest first, and follows every change', async () => {
+    const { store } = temp.open();
+    const book = new LeaseBook(store);
+    const [a, b, c] = [running(1, T0, 60n), running(2, T0, 120n), running(3, T0, 180n)];
+    const created: LeaseRecord = { ...running(4, 0n, 30n), state: 'created' };
+    await store.transaction(() => [c, a, b, created].forEach((r) => book.put(r)));
+    const at = (s: bigint) => book.expiredBefore(T0 + s * SECOND);
+    expect(at(60n)).toEqual([]); // expiry 60 s: not before 60 s
+    expect(at(61n)).toEqual([a.lease_hash]);
+    expect(at(1_000n)).toEqual([a.lease_hash, b.lease_hash, c.lease_hash]);
+    expect(book.expiredBefore(T0 + 1_000n * SECOND, 2)).toEqual([a.lease_hash, b.lease_hash]);
+
+    // A renewal moves a; b settles; c is removed (a rollback of its lease block).
+    await store.transaction(() => {
+      book.put({ ...a, duration: 600n, renewal_count: 1 });
+      book.put({ ...b, state: 'settled', settled: true });
+      book.remove(c.lease_hash);
+    });
+    expect(at(1_000n)).toEqual([a.lease_hash]);
+    expect(at(599n)).toEqual([]);
+    // A rollback of the renewal puts the before-image back, and the expiry with it.
+    await store.transaction(() => book.put(a));
+    expect(at(61n)).toEqual([a.lease_hash]);
+  });
+
+  it('a store from before the index is indexed at open', async () => {
+    const { store } = temp.open();
+    const book = new LeaseBook(store);
+    await store.transaction(() => [running(1, T0, 60n), running(2, T0, 30n)].forEach((r) => book.put(r)));
+    // As an older version left it: no expiry entries, no mark.
+    await store.transaction(() => {
+      for (const key of [...store.leaseIndex.getKeys({ start: 'x:', end: 'x;' })])
+        store.leaseIndex.removeSync(key);
+      store.meta.removeSync('lease_expiry_index');
+    });
+    expect(book.expiredBefore(T0 + 3_600n * SECOND)).toEqual([]);
+    // The next open (a restart) indexes them, once.
+    expect(new LeaseBook(store).expiredBefore(T0 + 3_600n * SECOND)).toEqual([hex(2, 'a'), hex(1, 'a')]);
+    expect(store.meta.get('lease_expiry_index')).toBe('1');
+  });
+
+  it('the archive sweep decodes no lease that is not due: 2 due among 1,000 running', async () => {
+    const { store } = temp.open();
+    const book = new LeaseBook(store);
+    const timing = DEFAULT_LEASE_TIMING;
+    const now = T0 + 7n * 24n * 3_600n * SECOND;
+    const wait = timing.escrow_expiry_ns + timing.archive_gap_ns;
+    await store.transaction(() => {
+      for (let n = 0; n < 1_000; n++) book.put(running(n, now, 3_600n));
+      // Expired long enough ago, and one a nanosecond short of it.
+      book.put(running(1_000, now - wait - 3_600n * SECOND - 1n, 3_600n));
+      book.put(running(1_001, now - wait - 3_600n * SECOND - 2n, 3_600n));
+      book.put(running(1_002, now - wait - 3_600n * SECOND, 3_600n));
+    });
+    const archived: string[][] = [];
+    const sweep = new ArchiveSweep({
+      leases: book,
+      archive: async (hashes) => (archived.push(hashes), hashes),
+      now: () => now,
+      timing: () => timing,
+    });
+    const reads = vi.spyOn(store.leases, 'get');
+    const scans = vi.spyOn(store.leases, 'getRange');
+    expect(await sweep.sweep()).toEqual([hex(1_001, 'a'), hex(1_000, 'a')]);
+    expect(archived).toEqual([[hex(1_001, 'a'), hex(1_000, 'a')]]);
+    expect(reads).not.toHaveBeenCalled();
+    expect(scans).not.toHaveBeenCalled();
+  });
+});
