@@ -27,12 +27,21 @@ const INDEX_META = 'lease_index';
 const RENEWALS_META = 'lease_renewals';
 /** Marks a store whose running leases are indexed by expiry. */
 const EXPIRY_META = 'lease_expiry_index';
+/** Marks a store whose leases are indexed by party and state together. */
+const PARTY_STATE_META = 'lease_party_state_index';
 
 const renewalKey = (leaseHash: string, index: number) => `${leaseHash}:${String(index).padStart(10, '0')}`;
 
 const byProvider = (provider: string) => `p:${provider}:`;
 const byConsumer = (consumer: string) => `c:${consumer}:`;
 const byState = (state: LeaseState) => `s:${state}:`;
+/**
+ * A party's leases in one state: a provider's watch asks for its `created` and `accepted` ones every
+ * few seconds, which by the party's entries alone meant reading all its leases ever (100,000 took
+ * 76-83 ms a question).
+ */
+const byProviderState = (provider: string, state: LeaseState) => `ps:${provider}:${state}:`;
+const byConsumerState = (consumer: string, state: LeaseState) => `cs:${consumer}:${state}:`;
 /**
  * A running lease (accepted, not settled) by its expiry (ns, 20 digits): the archive sweep reads the
  * ones whose time has come, not every running lease (decoding 10,000 of them held the node's thread
@@ -62,6 +71,25 @@ export class LeaseBook {
     if (store.meta.get(INDEX_META) === undefined) this.buildIndex();
     if (store.meta.get(RENEWALS_META) === undefined) this.moveRenewals();
     if (store.meta.get(EXPIRY_META) === undefined) this.buildExpiryIndex();
+    if (store.meta.get(PARTY_STATE_META) === undefined) this.buildPartyStateIndex();
+  }
+
+  /** Indexes by party and state the leases of a store from before that index: once, in one transaction. */
+  private buildPartyStateIndex(): void {
+    const idx = this.store.leaseIndex;
+    this.store.root.transactionSync(() => {
+      // The party entries hold each lease's state.
+      for (const [party, entry] of [
+        ['p:', byProviderState],
+        ['c:', byConsumerState],
+      ] as const) {
+        for (const { key, value } of [...idx.getRange(prefixRange(party))]) {
+          const [, who, hash] = key.split(':') as [string, string, string];
+          idx.putSync(entry(who, value as LeaseState) + hash, '');
+        }
+      }
+      this.store.meta.putSync(PARTY_STATE_META, '1');
+    });
   }
 
   /** Indexes the running leases of a store from before the expiry index: once, in one transaction. */
@@ -130,8 +158,9 @@ export class LeaseBook {
   private buildIndex(): void {
     this.store.root.transactionSync(() => {
       for (const { value } of this.store.leases.getRange({})) this.index(decodeLease(value), undefined);
-      // The expiry index with it: a store this old has neither.
+      // The expiry and party-state indexes with it: a store this old has none.
       this.store.meta.putSync(EXPIRY_META, '1');
+      this.store.meta.putSync(PARTY_STATE_META, '1');
       this.store.meta.putSync(INDEX_META, '1');
     });
   }
@@ -146,8 +175,14 @@ export class LeaseBook {
     }
     const was = old?.state;
     if (was === r.state) return;
-    if (was !== undefined) idx.removeSync(byState(was) + r.lease_hash);
+    if (was !== undefined) {
+      idx.removeSync(byState(was) + r.lease_hash);
+      idx.removeSync(byProviderState(r.provider, was) + r.lease_hash);
+      idx.removeSync(byConsumerState(r.consumer, was) + r.lease_hash);
+    }
     idx.putSync(byState(r.state) + r.lease_hash, '');
+    idx.putSync(byProviderState(r.provider, r.state) + r.lease_hash, '');
+    idx.putSync(byConsumerState(r.consumer, r.state) + r.lease_hash, '');
     idx.putSync(byProvider(r.provider) + r.lease_hash, r.state);
     idx.putSync(byConsumer(r.consumer) + r.lease_hash, r.state);
   }
@@ -175,6 +210,8 @@ export class LeaseBook {
     this.dropRenewals(hash, 0);
     const idx = this.store.leaseIndex;
     idx.removeSync(byState(r.state) + hash);
+    idx.removeSync(byProviderState(r.provider, r.state) + hash);
+    idx.removeSync(byConsumerState(r.consumer, r.state) + hash);
     const expiry = byExpiry(r);
     if (expiry !== undefined) idx.removeSync(expiry);
     idx.removeSync(byProvider(r.provider) + hash);
@@ -233,17 +270,13 @@ export class LeaseBook {
 
   /** Hashes, in order, of the leases a filter's indexed parts (a party, a state) match. */
   private *matching({ provider, consumer, state }: LeaseFilter): Generator<string> {
-    const party =
-      provider !== undefined
-        ? byProvider(provider)
-        : consumer !== undefined
-          ? byConsumer(consumer)
-          : undefined;
-    const prefix = party ?? byState(state!);
-    for (const { key, value } of this.store.leaseIndex.getRange(prefixRange(prefix))) {
-      if (party !== undefined && state !== undefined && value !== state) continue;
-      yield key.slice(prefix.length);
-    }
+    let prefix: string;
+    if (provider !== undefined)
+      prefix = state === undefined ? byProvider(provider) : byProviderState(provider, state);
+    else if (consumer !== undefined)
+      prefix = state === undefined ? byConsumer(consumer) : byConsumerState(consumer, state);
+    else prefix = byState(state!);
+    for (const key of this.store.leaseIndex.getKeys(prefixRange(prefix))) yield key.slice(prefix.length);
   }
 
   /** XUSD staked by providers on accepted leases: out of balances, not yet returned or forfeited. */

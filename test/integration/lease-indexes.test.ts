@@ -3,6 +3,7 @@ import { ArchiveSweep } from '../../node-core/leasing/archive-sweep.ts';
 import { LeaseBook } from '../../node-core/leasing/lease-book.ts';
 import type { LeaseRecord } from '../../node-core/leasing/records.ts';
 import { DEFAULT_LEASE_TIMING } from '../../node-core/leasing/timing.ts';
+import { prefixRange } from '../../node-core/store/key-range.ts';
 import { tempStores } from '../helpers/temp-stores.ts';
 
 const SECOND = 1_000_000_000n;
@@ -32,11 +33,13 @@ function running(n: number, start: bigint, duration: bigint): LeaseRecord {
 }
 
 /**
- * The running leases by expiry (issue #18): the archive sweep reads the leases whose time has come,
- * not every running lease, every 10 s. The index follows renewals, settles, removals and rollbacks
- * (a before-image put back), and a store from before it is indexed at open.
+ * The lease index's entries for the periodic questions (issue #18). By expiry: the archive sweep
+ * reads the running leases whose time has come, not every running lease, every 10 s; the entries
+ * follow renewals, settles, removals and rollbacks (a before-image put back). By party and state: a
+ * provider's watch reads its leases in one state, not all it ever had. A store from before either
+ * is indexed at open.
  */
-describe('lease expiry index', () => {
+describe('lease indexes', () => {
   const temp = tempStores();
 
   it('finds the running leases expired before a time, soonest first, and follows every change', async () => {
@@ -106,5 +109,66 @@ describe('lease expiry index', () => {
     expect(archived).toEqual([[hex(1_001, 'a'), hex(1_000, 'a')]]);
     expect(reads).not.toHaveBeenCalled();
     expect(scans).not.toHaveBeenCalled();
+  });
+
+  it("a party's leases in one state are read from their own entries, not from all its leases", async () => {
+    const { store } = temp.open();
+    const book = new LeaseBook(store);
+    const provider = hex(1, 'b');
+    const consumer = hex(1, 'c');
+    const mine = (n: number, state: LeaseRecord['state']): LeaseRecord => ({
+      ...running(n, T0, 60n),
+      provider,
+      consumer,
+      state,
+      settled: state === 'settled',
+    });
+    await store.transaction(() => {
+      for (let n = 0; n < 1_000; n++) book.put(mine(n, 'settled'));
+      book.put(mine(2_000, 'created'));
+      book.put(mine(2_001, 'created'));
+      book.put(mine(2_002, 'accepted'));
+    });
+    // Entries read from the index (lmdb's getKeys reads through getRange).
+    let read = 0;
+    const original = store.leaseIndex.getRange.bind(store.leaseIndex) as (o: object) => Iterable<unknown>;
+    vi.spyOn(store.leaseIndex, 'getRange').mockImplementation(function* (opts: object) {
+      for (const x of original(opts)) {
+        read += 1;
+        yield x;
+      }
+    } as never);
+    const hashes = (l: { leases: LeaseRecord[] }) => l.leases.map((r) => r.lease_hash);
+    expect(hashes(book.list({ provider, state: 'created' }, 0, 100))).toEqual([
+      hex(2_000, 'a'),
+      hex(2_001, 'a'),
+    ]);
+    expect(read).toBe(2);
+    expect(book.list({ consumer, state: 'accepted' }, 0, 100).total).toBe(1);
+    expect(book.list({ provider, consumer, state: 'settled' }, 0, 10).total).toBe(1_000);
+    vi.restoreAllMocks();
+
+    // A state change moves the lease; a removal takes it away.
+    await store.transaction(() => {
+      book.put({ ...mine(2_000, 'accepted'), start_time: T0 });
+      book.remove(hex(2_001, 'a'));
+    });
+    expect(book.list({ provider, state: 'created' }, 0, 100).total).toBe(0);
+    expect(hashes(book.list({ consumer, state: 'accepted' }, 0, 100))).toEqual([
+      hex(2_000, 'a'),
+      hex(2_002, 'a'),
+    ]);
+
+    // A store from before these entries gets them at open.
+    await store.transaction(() => {
+      for (const prefix of ['ps:', 'cs:'])
+        for (const key of [...store.leaseIndex.getKeys(prefixRange(prefix))])
+          store.leaseIndex.removeSync(key);
+      store.meta.removeSync('lease_party_state_index');
+    });
+    expect(book.list({ provider, state: 'accepted' }, 0, 100).total).toBe(0);
+    const reopened = new LeaseBook(store);
+    expect(reopened.list({ provider, state: 'accepted' }, 0, 100).total).toBe(2);
+    expect(reopened.list({ consumer, state: 'settled' }, 0, 100).total).toBe(1_000);
   });
 });
