@@ -251,31 +251,42 @@ export class LeaseBook {
       return { total: this.store.leases.getCount(), leases };
     }
     const leases: LeaseRecord[] = [];
-    let total = 0;
-    for (const hash of this.matching(filter)) {
-      let r: LeaseRecord | undefined;
-      // With both parties named, the other one is checked on the record.
-      if (provider !== undefined && consumer !== undefined) {
-        r = this.get(hash);
-        if (r?.consumer !== consumer) continue;
-      }
-      if (total >= offset && leases.length < limit) {
-        r ??= this.get(hash);
+    if (provider === undefined || consumer === undefined) {
+      // One index range holds exactly the matches: LMDB counts it and skips to the page itself
+      // (a provider's 100,000 leases read one by one took 55-82 ms a page, counted 10 ms).
+      const prefix = this.prefixOf(filter);
+      const index = this.store.leaseIndex;
+      // Fresh range objects: lmdb's getCount marks the options it is given as count-only.
+      const total = index.getCount(prefixRange(prefix));
+      for (const key of index.getKeys({ ...prefixRange(prefix), offset, limit })) {
+        const r = this.get(key.slice(prefix.length));
         if (r) leases.push(r);
       }
+      return { total, leases };
+    }
+    let total = 0;
+    for (const hash of this.matching(filter)) {
+      // With both parties named, the other one is checked on the record.
+      const r = this.get(hash);
+      if (r?.consumer !== consumer) continue;
+      if (total >= offset && leases.length < limit) leases.push(r);
       total++;
     }
     return { total, leases };
   }
 
-  /** Hashes, in order, of the leases a filter's indexed parts (a party, a state) match. */
-  private *matching({ provider, consumer, state }: LeaseFilter): Generator<string> {
-    let prefix: string;
+  /** The index prefix of a filter's indexed parts (a party, a state; the provider if both parties). */
+  private prefixOf({ provider, consumer, state }: LeaseFilter): string {
     if (provider !== undefined)
-      prefix = state === undefined ? byProvider(provider) : byProviderState(provider, state);
-    else if (consumer !== undefined)
-      prefix = state === undefined ? byConsumer(consumer) : byConsumerState(consumer, state);
-    else prefix = byState(state!);
+      return state === undefined ? byProvider(provider) : byProviderState(provider, state);
+    if (consumer !== undefined)
+      return state === undefined ? byConsumer(consumer) : byConsumerState(consumer, state);
+    return byState(state!);
+  }
+
+  /** Hashes, in order, of the leases a filter's indexed parts (a party, a state) match. */
+  private *matching(filter: LeaseFilter): Generator<string> {
+    const prefix = this.prefixOf(filter);
     for (const key of this.store.leaseIndex.getKeys(prefixRange(prefix))) yield key.slice(prefix.length);
   }
 
