@@ -40,10 +40,11 @@ function counted(db: Database<string, string>) {
 }
 
 /**
- * The chat store's upkeep at scale (issue #18): the hourly retention pass reads only what is past
- * it, and the admin's account list seeks from account to account.
+ * The chat store at scale (issue #18): a page of an account's messages reads that page, the hourly
+ * retention pass reads only what is past it, and the admin's account list seeks from account to
+ * account.
  */
-describe('chat store upkeep reads what it needs', () => {
+describe('chat store at scale reads what it needs', () => {
   const temp = tempStores();
 
   function open(store: Store) {
@@ -63,7 +64,7 @@ describe('chat store upkeep reads what it needs', () => {
     return { chat, index: index.reads, transactions };
   }
 
-  it('retention pass and account list at 3 accounts x 60 messages', async () => {
+  it('a page, the retention pass and the account list at 3 accounts x 60 messages', async () => {
     const { store } = temp.open();
     const { chat, index, transactions } = open(store);
     const [a, b, c] = [generateKeyPair(), generateKeyPair(), generateKeyPair()];
@@ -78,6 +79,16 @@ describe('chat store upkeep reads what it needs', () => {
     expect(chat.accounts()).toEqual([a.pub_key, b.pub_key, c.pub_key].sort());
     // One seek per account, then one past the last: not the 240 entries.
     expect(index.entries).toBe(3);
+
+    // A page of an account's messages: LMDB counts them and skips to the page.
+    index.entries = 0;
+    const page = chat.list(b.pub_key, { offset: 100, limit: 10 });
+    expect(page.total).toBe(120);
+    // Newest first, two a second (their order within a second is their ids').
+    expect(page.messages.map((m) => m.timestamp)).toEqual(
+      [9n, 9n, 8n, 8n, 7n, 7n, 6n, 6n, 5n, 5n].map((i) => T0 + i * SECOND),
+    );
+    expect(index.entries).toBe(10);
 
     // Nothing past retention yet: the accounts, a look before each one's cutoff, no write.
     index.entries = 0;
