@@ -18,6 +18,14 @@ import { http, type HttpResult, nowNs } from './ledger-kit.ts';
  * `GET /chat/events`.
  */
 
+/** A message from `from` to `to` signed as the chat store keeps it (no proof of work: the store's tests). */
+export function signedMessage(from: KeyPair, to: KeyPair, text: string, timestamp: bigint) {
+  return signChatEnvelope(
+    { from: from.pub_key, to: to.pub_key, message: text, timestamp },
+    hexToBytes(from.seed_hex),
+  );
+}
+
 /** A signed chat envelope with its proof of work, as `POST /chat/send` takes it. */
 export type SignedChatEnvelope = ChatEnvelope & { signature: string; pow_nonce: bigint };
 

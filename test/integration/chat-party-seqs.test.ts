@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ChatStore } from '../../node-core/chat/chat-store.ts';
-import { hexToBytes } from '../../node-core/protocol/hex.ts';
 import { generateKeyPair, type KeyPair } from '../../node-core/protocol/keys.ts';
-import { signChatEnvelope } from '../../node-core/protocol/payloads.ts';
 import type { Store } from '../../node-core/store/store.ts';
+import { signedMessage } from '../helpers/chat-kit.ts';
 import { tempStores } from '../helpers/temp-stores.ts';
 
 /**
@@ -35,10 +34,7 @@ describe('chat sequence entries per party', () => {
   let clock = 0n;
   function message(from: KeyPair, to: KeyPair, text: string) {
     clock += 1n;
-    return signChatEnvelope(
-      { from: from.pub_key, to: to.pub_key, message: text, timestamp: T0 + clock },
-      hexToBytes(from.seed_hex),
-    );
+    return signedMessage(from, to, text, T0 + clock);
   }
 
   /** 200 messages among other accounts, with p's five (sent, received, to itself) spread among them. */

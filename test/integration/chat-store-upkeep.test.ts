@@ -1,21 +1,13 @@
 import type { Database } from 'lmdb';
 import { describe, expect, it } from 'vitest';
 import { ChatStore } from '../../node-core/chat/chat-store.ts';
-import { hexToBytes } from '../../node-core/protocol/hex.ts';
-import { generateKeyPair, type KeyPair } from '../../node-core/protocol/keys.ts';
-import { signChatEnvelope } from '../../node-core/protocol/payloads.ts';
+import { generateKeyPair } from '../../node-core/protocol/keys.ts';
 import type { Store } from '../../node-core/store/store.ts';
+import { signedMessage } from '../helpers/chat-kit.ts';
 import { tempStores } from '../helpers/temp-stores.ts';
 
 const SECOND = 1_000_000_000n;
 const T0 = 1_790_000_000n * SECOND;
-
-function message(from: KeyPair, to: KeyPair, text: string, timestamp: bigint) {
-  return signChatEnvelope(
-    { from: from.pub_key, to: to.pub_key, message: text, timestamp },
-    hexToBytes(from.seed_hex),
-  );
-}
 
 /** A database whose range reads count the entries they yield. */
 function counted(db: Database<string, string>) {
@@ -70,8 +62,8 @@ describe('chat store at scale reads what it needs', () => {
     const [a, b, c] = [generateKeyPair(), generateKeyPair(), generateKeyPair()];
     // 60 from a to b and 60 from b to c, one a second; the first 5 of each are over an hour old.
     for (let i = 0n; i < 60n; i++) {
-      await chat.put(message(a, b, `ab ${i}`, T0 + i * SECOND), T0);
-      await chat.put(message(b, c, `bc ${i}`, T0 + i * SECOND), T0);
+      await chat.put(signedMessage(a, b, `ab ${i}`, T0 + i * SECOND), T0);
+      await chat.put(signedMessage(b, c, `bc ${i}`, T0 + i * SECOND), T0);
     }
     const now = T0 + 3_605n * SECOND;
 

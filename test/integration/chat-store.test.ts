@@ -3,10 +3,10 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatStore } from '../../node-core/chat/chat-store.ts';
-import { hexToBytes } from '../../node-core/protocol/hex.ts';
-import { generateKeyPair, type KeyPair } from '../../node-core/protocol/keys.ts';
-import { chatEnvelopeId, signChatEnvelope } from '../../node-core/protocol/payloads.ts';
+import { generateKeyPair } from '../../node-core/protocol/keys.ts';
+import { chatEnvelopeId } from '../../node-core/protocol/payloads.ts';
 import { Store } from '../../node-core/store/store.ts';
+import { signedMessage } from '../helpers/chat-kit.ts';
 import { tempDir } from '../helpers/node.ts';
 
 /**
@@ -17,13 +17,6 @@ import { tempDir } from '../helpers/node.ts';
 
 const SECOND = 1_000_000_000n;
 const T0 = 1_790_000_000n * SECOND;
-
-function message(from: KeyPair, to: KeyPair, text: string, timestamp: bigint) {
-  return signChatEnvelope(
-    { from: from.pub_key, to: to.pub_key, message: text, timestamp },
-    hexToBytes(from.seed_hex),
-  );
-}
 
 describe('chat store (LMDB)', () => {
   const dirs: string[] = [];
@@ -55,9 +48,9 @@ describe('chat store (LMDB)', () => {
   it('stores a message once and shows it to both parties, newest first, with since and paging', async () => {
     const { chat } = open();
     const [a, b, c] = [generateKeyPair(), generateKeyPair(), generateKeyPair()];
-    const m1 = message(a, b, 'one', T0 + 1n * SECOND);
-    const m2 = message(b, a, 'two', T0 + 2n * SECOND);
-    const m3 = message(a, c, 'three', T0 + 3n * SECOND);
+    const m1 = signedMessage(a, b, 'one', T0 + 1n * SECOND);
+    const m2 = signedMessage(b, a, 'two', T0 + 2n * SECOND);
+    const m3 = signedMessage(a, c, 'three', T0 + 3n * SECOND);
     expect(await chat.put(m1, T0)).toMatchObject({ id: chatEnvelopeId(m1), message: 'one' });
     expect(await chat.put(m1, T0)).toBe(false); // a duplicate
     await chat.put(m2, T0);
@@ -83,17 +76,17 @@ describe('chat store (LMDB)', () => {
   it('keeps at most the count per account, dropping a message only when neither party keeps it', async () => {
     const { chat } = open(undefined, { maxPerAccount: 2 });
     const [a, b, c] = [generateKeyPair(), generateKeyPair(), generateKeyPair()];
-    const ab1 = message(a, b, 'ab1', T0 + 1n);
-    const ab2 = message(a, b, 'ab2', T0 + 2n);
-    const ac3 = message(a, c, 'ac3', T0 + 3n);
+    const ab1 = signedMessage(a, b, 'ab1', T0 + 1n);
+    const ab2 = signedMessage(a, b, 'ab2', T0 + 2n);
+    const ac3 = signedMessage(a, c, 'ac3', T0 + 3n);
     for (const m of [ab1, ab2, ac3]) await chat.put(m, T0);
     // a keeps its 2 newest; ab1 falls out of a's view but b still holds it.
     expect(chat.list(a.pub_key).messages.map((m) => m.message)).toEqual(['ac3', 'ab2']);
     expect(chat.list(b.pub_key).messages.map((m) => m.message)).toEqual(['ab2', 'ab1']);
     expect(chat.has(chatEnvelopeId(ab1))).toBe(true);
     // Two more for b push ab1 out of b's view too: then it is gone.
-    await chat.put(message(c, b, 'cb4', T0 + 4n), T0);
-    await chat.put(message(c, b, 'cb5', T0 + 5n), T0);
+    await chat.put(signedMessage(c, b, 'cb4', T0 + 4n), T0);
+    await chat.put(signedMessage(c, b, 'cb5', T0 + 5n), T0);
     expect(chat.list(b.pub_key).messages.map((m) => m.message)).toEqual(['cb5', 'cb4']);
     expect(chat.has(chatEnvelopeId(ab1))).toBe(false);
     expect(chat.has(chatEnvelopeId(ab2))).toBe(true); // a still keeps it
@@ -102,8 +95,8 @@ describe('chat store (LMDB)', () => {
   it('prunes messages older than the retention age', async () => {
     const { chat } = open(undefined, { maxAgeNs: 60n * SECOND });
     const [a, b] = [generateKeyPair(), generateKeyPair()];
-    const old = message(a, b, 'old', T0);
-    const fresh = message(a, b, 'fresh', T0 + 100n * SECOND);
+    const old = signedMessage(a, b, 'old', T0);
+    const fresh = signedMessage(a, b, 'fresh', T0 + 100n * SECOND);
     await chat.put(old, T0);
     await chat.put(fresh, T0);
     expect(await chat.pruneOlderThan(T0 + 120n * SECOND)).toBe(1);
@@ -138,7 +131,7 @@ describe('chat store (LMDB)', () => {
   it("keeps a forwarded message's delivery with it, and drops it with it", async () => {
     const { chat } = open(undefined, { maxPerAccount: 1 });
     const [a, b] = [generateKeyPair(), generateKeyPair()];
-    const first = message(a, b, 'first', T0);
+    const first = signedMessage(a, b, 'first', T0);
     await chat.put(first, T0, { state: 'pending', attempts: 0, updated_at: T0 });
     const id = chatEnvelopeId(first);
     expect(chat.pendingDeliveries().map((p) => p.id)).toEqual([id]);
@@ -148,7 +141,7 @@ describe('chat store (LMDB)', () => {
     expect(chat.delivery(id)).toEqual({ state: 'delivered', attempts: 1, updated_at: T0 + SECOND });
     expect(chat.pendingDeliveries()).toEqual([]);
     // Trimmed by the count: the message and its delivery go together; a later update finds nothing.
-    await chat.put(message(a, b, 'second', T0 + SECOND), T0);
+    await chat.put(signedMessage(a, b, 'second', T0 + SECOND), T0);
     expect(chat.has(id)).toBe(false);
     expect(chat.delivery(id)).toBeUndefined();
     expect(await chat.setDelivery(id, { state: 'failed', attempts: 2, updated_at: T0 })).toBe(false);
