@@ -291,13 +291,17 @@ export class ChatStore {
   contacts(account: string): ChatContact[] {
     const range = partyRange(account);
     const seen = new Map<string, ChatContact>();
+    const tsAt = account.length + 1;
     for (const key of this.index.getKeys({ start: range.end, end: range.start, reverse: true })) {
-      const m = this.get(key.slice(key.lastIndexOf(':') + 1));
-      if (!m) continue;
+      const text = this.messages.get(key.slice(key.lastIndexOf(':') + 1));
+      if (text === undefined) continue;
+      // The parties alone, not the whole message (parsing 10,000 took most of a 61 ms answer).
+      const m = partiesOf(text);
       const other = m.from === account ? m.to : m.from;
       const c = seen.get(other);
       if (c) c.count += 1;
-      else seen.set(other, { key: other, last_timestamp: m.timestamp, count: 1 });
+      // The index key holds the message's timestamp.
+      else seen.set(other, { key: other, last_timestamp: BigInt(key.slice(tsAt, tsAt + 20)), count: 1 });
     }
     return [...seen.values()];
   }
@@ -485,6 +489,24 @@ function encode(m: StoredMessage): string {
 /** A message's snapshot text: its stored fields in a fixed order, without the sequence number. */
 function snapshotText(m: StoredMessage): string {
   return stringifyJson({ ...chatEnvelopeJson(m), received_at: m.received_at });
+}
+
+/**
+ * A stored message's sender and recipient read from its JSON text without parsing it. In JSON text,
+ * `"from":"` can only be the key (a quote inside a string is escaped), and keys are hex: the value
+ * runs to the next quote. A text without them (never written so) is parsed.
+ */
+function partiesOf(text: string): { from: string; to: string } {
+  const value = (name: string): string | undefined => {
+    const at = text.indexOf(`"${name}":"`);
+    if (at < 0) return undefined;
+    const start = at + name.length + 4;
+    const end = text.indexOf('"', start);
+    return end < 0 ? undefined : text.slice(start, end);
+  };
+  const from = value('from');
+  const to = value('to');
+  return from !== undefined && to !== undefined ? { from, to } : decode(text);
 }
 
 function decode(text: string): StoredMessage {

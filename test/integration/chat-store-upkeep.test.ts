@@ -98,4 +98,25 @@ describe('chat store at scale reads what it needs', () => {
     expect(chat.list(b.pub_key).total).toBe(110);
     expect(chat.list(a.pub_key).total).toBe(55);
   });
+
+  it('contacts read the parties from the stored text, whatever the message says', async () => {
+    const { store } = temp.open();
+    const { chat } = open(store);
+    const [a, b, c] = [generateKeyPair(), generateKeyPair(), generateKeyPair()];
+    // A message naming other keys the way the stored JSON names its parties.
+    const tricky = `"from":"${c.pub_key}","to":"${c.pub_key}"`;
+    const m = signedMessage(a, b, tricky, T0 + SECOND);
+    const stored = await chat.put(m, T0);
+    await chat.put(signedMessage(c, a, 'hello', T0), T0);
+    // The stored text names its parties as the contacts read them (compact JSON, the key first).
+    const text = store.chatMessages.get((stored as { id: string }).id)!;
+    expect(text).toContain(`"from":"${a.pub_key}"`);
+    expect(text).toContain(`"to":"${b.pub_key}"`);
+    expect(chat.contacts(a.pub_key)).toEqual([
+      { key: b.pub_key, last_timestamp: T0 + SECOND, count: 1 },
+      { key: c.pub_key, last_timestamp: T0, count: 1 },
+    ]);
+    expect(chat.contacts(b.pub_key)).toEqual([{ key: a.pub_key, last_timestamp: T0 + SECOND, count: 1 }]);
+    expect(chat.get((stored as { id: string }).id)!.message).toBe(tricky);
+  });
 });
