@@ -98,6 +98,14 @@ export class Directory {
    * registration of a flood, issue #18).
    */
   private oldest: bigint | undefined;
+  /**
+   * The entries' addresses in account order and in address order, built when first asked for and
+   * kept in step as accounts come (a binary insertion); a prune that removes any, or a rollback,
+   * drops them to be built again. `GET /directory` sorted every entry for each page (100,000
+   * entries: 74-84 ms a page), and an attestation request for a subject not known walked that sort
+   * (117-147 ms), both open to anyone (issue #18).
+   */
+  private sorted: { byAccount: string[]; byAddress: string[] } | undefined;
   /** Full walks of the entries (tests). */
   prunes = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -164,8 +172,14 @@ export class Directory {
       this.prune();
       if (this.entries.size >= this.maxEntries) return 'full';
     }
+    const added = !this.entries.has(address);
     this.entries.set(address, { ...r, address });
     this.noteTimestamp(r.timestamp);
+    if (added && this.sorted !== undefined) {
+      const account = (a: string) => this.entries.get(a)!.account;
+      insertSorted(this.sorted.byAccount, address, (a, b) => compare(account(a), account(b)));
+      insertSorted(this.sorted.byAddress, address, compare);
+    }
     return 'stored';
   }
 
@@ -178,10 +192,44 @@ export class Directory {
 
   /** Live entries, sorted by account key. */
   list(): DirectoryEntry[] {
+    return this.page(0, Number.MAX_SAFE_INTEGER);
+  }
+
+  /** Live entries sorted by account key, `limit` from the `offset`th: what `GET /directory` pages. */
+  page(offset: number, limit: number): DirectoryEntry[] {
     const cutoff = this.now() - DIRECTORY_TTL_NS;
-    return [...this.entries.values()]
-      .filter((e) => e.timestamp > cutoff)
-      .sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
+    const out: DirectoryEntry[] = [];
+    let live = 0;
+    for (const address of this.sortedIndex().byAccount) {
+      if (out.length >= limit) break;
+      const e = this.entries.get(address)!;
+      if (e.timestamp > cutoff && live++ >= offset) out.push(e);
+    }
+    return out;
+  }
+
+  /** Addresses of live entries that start with `prefix`, in order (a whole address: that one, if live). */
+  *addressesFrom(prefix: string): Generator<string> {
+    const { byAddress } = this.sortedIndex();
+    const cutoff = this.now() - DIRECTORY_TTL_NS;
+    for (let i = lowerBound(byAddress, prefix, compare); i < byAddress.length; i++) {
+      const address = byAddress[i]!;
+      if (!address.startsWith(prefix)) return;
+      if (this.entries.get(address)!.timestamp > cutoff) yield address;
+    }
+  }
+
+  private sortedIndex(): { byAccount: string[]; byAddress: string[] } {
+    if (this.sorted === undefined) {
+      // The default sort (UTF-16 code units: the order of `<` on these hex strings) is the fastest.
+      const addressOf = new Map<string, string>();
+      for (const e of this.entries.values()) addressOf.set(e.account, e.address);
+      this.sorted = {
+        byAccount: [...addressOf.keys()].sort().map((account) => addressOf.get(account)!),
+        byAddress: [...this.entries.keys()].sort(),
+      };
+    }
+    return this.sorted;
   }
 
   /** Live registrations naming `peer` as the accounts' node (the accounts a node serves). */
@@ -212,6 +260,7 @@ export class Directory {
       .sort((a, b) => (a.timestamp > b.timestamp ? -1 : a.timestamp < b.timestamp ? 1 : 0))
       .slice(0, this.maxEntries);
     this.entries.clear();
+    this.sorted = undefined;
     this.oldest = undefined;
     for (const r of live) {
       const address = addressFromPublicKey(r.account);
@@ -244,7 +293,33 @@ export class Directory {
       else if (oldest === undefined || e.timestamp < oldest) oldest = e.timestamp;
     }
     this.oldest = oldest;
+    // In step without sorting again (a walk, not a sort of 100,000).
+    if (this.sorted !== undefined && this.sorted.byAddress.length !== this.entries.size) {
+      const held = (a: string) => this.entries.has(a);
+      this.sorted = {
+        byAccount: this.sorted.byAccount.filter(held),
+        byAddress: this.sorted.byAddress.filter(held),
+      };
+    }
   }
+}
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The first index of sorted `list` whose item is not below `item`. */
+function lowerBound(list: readonly string[], item: string, cmp: (a: string, b: string) => number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cmp(list[mid]!, item) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function insertSorted(list: string[], item: string, cmp: (a: string, b: string) => number): void {
+  list.splice(lowerBound(list, item, cmp), 0, item);
 }
 
 function safeAddress(key: string): string {

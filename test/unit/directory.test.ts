@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   decodeRegistration,
   Directory,
@@ -6,7 +6,9 @@ import {
   encodeRegistration,
   MAX_FUTURE_NS,
 } from '../../node-core/net/directory.ts';
+import { attestationSubject } from '../../node-core/leasing/attestation-subject.ts';
 import { repReadiness } from '../../node-core/net/rep-readiness.ts';
+import { benchmarkEndSubject } from '../../node-core/protocol/certificate.ts';
 import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
 import { registrationMessage, signRegistration } from '../../node-core/protocol/registration.ts';
 
@@ -124,6 +126,82 @@ describe('Directory', () => {
     d.prune();
     now = T0;
     expect(d.lookup(key.address)).toBeUndefined(); // gone, not just hidden
+  });
+});
+
+describe('Directory pages and address look-ups (sorted once, kept in step)', () => {
+  const hexOf = (n: number) => n.toString(16).padStart(64, '0');
+  const entry = (account: string, timestamp: bigint) => ({
+    account,
+    node_peer: PEER,
+    timestamp,
+    signature: 'ab'.repeat(64),
+  });
+
+  it('pages live entries by account as they come and go, and finds addresses by prefix', () => {
+    let now = T0;
+    const d = new Directory({ now: () => now, verify: () => true });
+    // Accounts in a shuffled order, one a second older than the next.
+    const accounts = [7, 3, 9, 1, 5].map(hexOf);
+    accounts.forEach((a, i) => expect(d.register(entry(a, T0 - BigInt(i) * 1_000_000_000n))).toBe('stored'));
+    const sortedAccounts = [...accounts].sort();
+    expect(d.page(0, 10).map((e) => e.account)).toEqual(sortedAccounts);
+    expect(d.page(1, 2).map((e) => e.account)).toEqual(sortedAccounts.slice(1, 3));
+    // Built now; later accounts go into place, a refresh of one held changes nothing.
+    d.register(entry(hexOf(4), T0));
+    d.register(entry(hexOf(7), T0 + 1n));
+    expect(d.page(0, 10).map((e) => e.account)).toEqual([1, 3, 4, 5, 7, 9].map(hexOf));
+    expect(d.page(4, 10).map((e) => [e.account, e.timestamp])).toEqual([
+      [hexOf(7), T0 + 1n],
+      [hexOf(9), T0 - 2_000_000_000n],
+    ]);
+    // An entry past the TTL leaves the pages at once, and the index at the next prune.
+    now = T0 + DIRECTORY_TTL_NS - 2_500_000_000n; // 1 (3 s older than T0) and 5 (4 s) expired
+    expect(d.page(0, 10).map((e) => e.account)).toEqual([3, 4, 7, 9].map(hexOf));
+    expect(d.list().map((e) => e.account)).toEqual([3, 4, 7, 9].map(hexOf));
+    d.prune();
+    d.register(entry(hexOf(2), now));
+    expect(d.page(0, 10).map((e) => e.account)).toEqual([2, 3, 4, 7, 9].map(hexOf));
+
+    // Addresses: a whole one finds itself, a prefix the live ones that start with it, in order.
+    const addresses = d.list().map((e) => e.address);
+    const first = [...addresses].sort()[0]!;
+    expect([...d.addressesFrom(first)]).toEqual([first]);
+    expect([...d.addressesFrom('')]).toEqual([...addresses].sort());
+    expect([...d.addressesFrom(first.slice(0, 32))]).toEqual([first]);
+    expect([...d.addressesFrom('g')]).toEqual([]);
+  });
+
+  it("an attestation's provider subject is found by its address's prefix among 20,000", () => {
+    const d = new Directory({ now: () => T0, verify: () => true });
+    for (let i = 0; i < 20_000; i++) d.register(entry(hexOf(i * 7919), T0 - BigInt(i)));
+    const view = { leases: { get: () => undefined }, directory: d, ownAddress: 'f'.repeat(64) };
+    const provider = d.lookup(hexOf(7919 * 123))!.address;
+    const end = benchmarkEndSubject(provider);
+    expect(attestationSubject(provider, view)).toBe(provider);
+    expect(attestationSubject(end, view)).toBe(end);
+    // The same first 32 characters, another ending: no registered provider's.
+    const other = `${end.slice(0, 48)}${end.slice(48) === '0'.repeat(16) ? '1'.repeat(16) : '0'.repeat(16)}`;
+    expect(() => attestationSubject(other, view)).toThrow('lease not found');
+    const values = vi.spyOn((d as unknown as { entries: Map<string, unknown> }).entries, 'values');
+    expect(() => attestationSubject('e'.repeat(64), view)).toThrow('lease not found');
+    expect(values).not.toHaveBeenCalled();
+  });
+
+  it('a page among 20,000 entries reads the page, not the directory', () => {
+    const d = new Directory({ now: () => T0, verify: () => true });
+    for (let i = 0; i < 20_000; i++) d.register(entry(hexOf(i * 7919), T0 - BigInt(i)));
+    expect(d.page(0, 1)).toHaveLength(1); // builds the index once
+    let reads = 0;
+    const entries = (d as unknown as { entries: Map<string, unknown> }).entries;
+    const get = entries.get.bind(entries);
+    entries.get = (k: string) => (reads++, get(k));
+    const values = vi.spyOn(entries, 'values');
+    const page = d.page(0, 100);
+    expect(page).toHaveLength(100);
+    expect(page.map((e) => e.account)).toEqual([...page.map((e) => e.account)].sort());
+    expect(values).not.toHaveBeenCalled();
+    expect(reads).toBe(100);
   });
 });
 

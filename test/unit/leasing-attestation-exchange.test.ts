@@ -34,7 +34,7 @@ function view(states: Record<string, LeaseState> = { [LEASE]: 'created', [OTHER]
     leases: {
       get: (h) => (states[h] ? ({ lease_hash: h, state: states[h] } as LeaseRecord) : undefined),
     },
-    directory: { list: () => [{ address: PROVIDER }] },
+    directory: { addressesFrom: (prefix: string) => [PROVIDER].filter((a) => a.startsWith(prefix)) },
     ownAddress: OWN,
   };
 }

@@ -13,7 +13,7 @@ import {
 import { ApiError } from '../errors.ts';
 import { defineRoute, type JsonSchema, type RouteDef } from '../route-table.ts';
 import { directoryRegisterTellUser } from '../tell-user.ts';
-import { errorSchema, hex64, type Page, paged, pageQuery } from './common.ts';
+import { errorSchema, hex64, type Page, page, pageQuery } from './common.ts';
 
 /**
  * The contract's Directory table: which node serves an account, as signed registrations that live
@@ -88,7 +88,8 @@ export function directoryRoutes(node: LedgerNode): RouteDef[] {
       auth: 'none',
       schema: { querystring: pageQuery, response: { 200: { type: 'array', items: entrySchema } } },
       async handler(req) {
-        return paged(node.directory.list(), req.query).map(registrationJson);
+        const { offset, limit } = page(req.query);
+        return node.directory.page(offset, limit).map(registrationJson);
       },
     }),
     defineRoute<{ params: { account: string } }>({
