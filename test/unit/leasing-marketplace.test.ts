@@ -239,6 +239,19 @@ describe('Marketplace', () => {
     expect(market.providers().map((p) => p.address)).toEqual([P1.address]);
   });
 
+  it("a page of providers reads the leases of that page's providers only", () => {
+    const keys = Array.from({ length: 30 }, (_, i) => keyOf(i + 40));
+    const asked: string[] = [];
+    const h = harness(ME, { leasesOf: (p) => (asked.push(p), []) });
+    for (const k of keys) expect(h.market.receive({ type: 'ad', ad: ad(k, T0) })).toBe('accept');
+    const byAddress = keys.map((k) => k.address).sort();
+    const page = h.market.providerPage(10, 5);
+    expect(page.total).toBe(30);
+    expect(page.providers.map((p) => p.address)).toEqual(byAddress.slice(10, 15));
+    expect(asked).toEqual(byAddress.slice(10, 15));
+    expect(h.market.providerPage(28, 5).providers.map((p) => p.address)).toEqual(byAddress.slice(28));
+  });
+
   it('lists providers from unexpired ads and itself when it provides, with live availability', () => {
     const h = harness(ME, { capacity: CAP });
     h.market.receive({ type: 'ad', ad: ad(P1, T0) });

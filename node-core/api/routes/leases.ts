@@ -16,7 +16,7 @@ import {
   leaseRenewTellUser,
   leaseRequestTellUser,
 } from '../tell-user.ts';
-import { errorSchema, hex64, lower, paged, type Page, pageQuery } from './common.ts';
+import { errorSchema, hex64, lower, page, type Page, pageQuery } from './common.ts';
 
 /**
  * Providers and operator lease requests (contract: Leases and providers; reference-behavior.md
@@ -152,9 +152,10 @@ export function leaseRoutes(node: LedgerNode): RouteDef[] {
         response: { 200: { type: 'array', items: providerSchema } },
       },
       async handler(req, reply) {
-        const all = node.marketplace.providers();
-        reply.header('x-total-count', String(all.length));
-        return paged(all, req.query);
+        const { offset, limit } = page(req.query);
+        const { total, providers } = node.marketplace.providerPage(offset, limit);
+        reply.header('x-total-count', String(total));
+        return providers;
       },
     }),
     defineRoute({

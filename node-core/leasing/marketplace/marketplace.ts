@@ -254,14 +254,25 @@ export class Marketplace {
 
   /** Providers with an unexpired ad, and this node when it provides, by address. */
   providers(): ProviderView[] {
+    return this.providerPage(0, Number.MAX_SAFE_INTEGER).providers;
+  }
+
+  /**
+   * `limit` providers by address from the `offset`th, and how many there are. Sorted and paged
+   * before each one's free capacity is worked out (its open leases read): with 10,000 providers
+   * advertising, every page read the leases of all of them (issue #18).
+   */
+  providerPage(offset: number, limit: number): { total: number; providers: ProviderView[] } {
     const now = this.deps.now();
-    const out = this.ads
+    const all: { address: string; cap: ProviderCapacity }[] = this.ads
       .live(now)
       .filter((ad) => ad.provider !== this.address)
-      .map((ad) => this.view(ad.provider, ad));
+      .map((ad) => ({ address: ad.provider, cap: ad }));
     const own = this.deps.capacity;
-    if (own && this.ownCertificate(now)) out.push(this.view(this.address, own));
-    return out.sort((a, b) => (a.address < b.address ? -1 : 1));
+    if (own && this.ownCertificate(now)) all.push({ address: this.address, cap: own });
+    all.sort((a, b) => (a.address < b.address ? -1 : 1));
+    const providers = all.slice(offset, offset + limit).map((p) => this.view(p.address, p.cap));
+    return { total: all.length, providers };
   }
 
   private view(address: string, cap: ProviderCapacity): ProviderView {
