@@ -59,9 +59,10 @@ const byExpiry = (r: LeaseRecord): string | undefined =>
  * rolled-back block puts the lease back exactly as it was (its undo entry holds the before-image).
  *
  * Leases are never deleted once final (terminal ones stay for their history), so a network's table
- * only grows. Its index by provider, consumer and state lets a provider's tick, the archive sweep,
- * the marketplace and filtered listings read the leases they ask for instead of decoding every
- * lease there is (issue #18).
+ * only grows. Its index (by provider, by consumer, by state, by party and state together, and the
+ * running ones by expiry) lets a provider's tick, the archive sweep, the marketplace and filtered
+ * listings read the leases they ask for instead of decoding every lease there is, or every lease of
+ * a party (issue #18).
  */
 export class LeaseBook {
   private readonly store: Store;
@@ -165,7 +166,7 @@ export class LeaseBook {
     });
   }
 
-  /** Writes `r`'s index entries; `was`, the state it was indexed under (undefined: a new lease). */
+  /** Writes `r`'s index entries; `old`, the record as it was indexed (undefined: a new lease). */
   private index(r: LeaseRecord, old: LeaseRecord | undefined): void {
     const idx = this.store.leaseIndex;
     const [expiryWas, expiry] = [old && byExpiry(old), byExpiry(r)];

@@ -319,7 +319,7 @@ export class Directory {
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The first index of sorted `list`, from `lo`, whose item is not below `item`. */
+/** The first index of sorted `list`, at or after `from`, whose item is not below `item`. */
 function lowerBound(
   list: readonly string[],
   item: string,
