@@ -119,4 +119,26 @@ describe('chat store at scale reads what it needs', () => {
     expect(chat.contacts(b.pub_key)).toEqual([{ key: a.pub_key, last_timestamp: T0 + SECOND, count: 1 }]);
     expect(chat.get((stored as { id: string }).id)!.message).toBe(tricky);
   });
+
+  it('the outbox at start: pending deliveries only, whatever an error message says', async () => {
+    const { store } = temp.open();
+    const chat = new ChatStore({
+      messages: store.chatMessages,
+      index: store.chatIndex,
+      deliveries: store.chatDelivery,
+      transaction: (fn) => store.transaction(fn),
+    });
+    const [a, b] = [generateKeyPair(), generateKeyPair()];
+    const pending = { state: 'pending' as const, attempts: 1, updated_at: T0, next_at: T0 + SECOND };
+    const first = await chat.put(signedMessage(a, b, 'one', T0), T0, pending);
+    const second = await chat.put(signedMessage(a, b, 'two', T0 + 1n), T0, pending);
+    const third = await chat.put(signedMessage(a, b, 'three', T0 + 2n), T0, pending);
+    const ids = [first, second, third].map((m) => (m as { id: string }).id);
+    await chat.setDelivery(ids[1]!, { state: 'delivered', attempts: 2, updated_at: T0 + SECOND });
+    // A failure whose message quotes the pending state's JSON.
+    const error = 'peer said {"state":"pending"}';
+    await chat.setDelivery(ids[2]!, { state: 'failed', attempts: 5, updated_at: T0 + SECOND, error });
+    expect(chat.delivery(ids[2]!)?.error).toBe(error);
+    expect(chat.pendingDeliveries()).toEqual([{ id: ids[0], delivery: pending }]);
+  });
 });
