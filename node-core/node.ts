@@ -45,7 +45,6 @@ import { NodeWallet } from './node-wallet.ts';
 import type { LeaseHolds } from './leasing/consumer/hold.ts';
 import type { LeaseRenewals } from './leasing/consumer/renewals.ts';
 import { consumerMarketDeps, startConsumer } from './leasing/consumer/wiring.ts';
-import { epochCandidates } from './leasing/epochs.ts';
 import { lockedParamsFor } from './leasing/pricing.ts';
 import type { LeasePolicy } from './leasing/provider/policy.ts';
 import { Provider, type ProviderOptions } from './leasing/provider/provider.ts';
@@ -974,7 +973,7 @@ export class LedgerNode {
         },
         balance: (asset) => this.nodeWallet.balance(asset),
         stakeFor: (cost) => leaseStake(cost, BigInt(this.statechain.lease.stake_milli)),
-        lockedParamsAt: (t) => lockedParamsFor(epochCandidates(this.ledger.leasing.epochs(), t)?.[0]),
+        lockedParamsAt: (t) => lockedParamsFor(this.ledger.leasing.epochCandidates(t)?.[0]),
         attest: (lease) => this.gatherAttestations(lease),
         threshold: () => this.statechain.timekeepers?.threshold ?? 1,
         write: (draft) => this.nodeWallet.write(draft),

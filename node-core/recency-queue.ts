@@ -1,9 +1,10 @@
 /**
  * The order in which keys were last touched, oldest first, beside a Map its owner keeps: for bounded
  * tables that drop their least recently touched entry (the vote duplicate filter, the API's rate
- * limiter, the marketplace's messages seen, the vote book's hashes and ballots). The owner stamps each touch (a timestamp, a counter) and keeps each key's latest stamp;
- * a place in the queue whose stamp is no longer its key's (touched again since, or removed) is passed
- * over when it reaches the front. Every operation is O(1) amortized.
+ * limiter, the marketplace's messages seen, the vote book's hashes and ballots). The owner stamps
+ * each touch (a timestamp, a counter) and keeps each key's latest stamp; a place in the queue whose
+ * stamp is no longer its key's (touched again since, or removed) is passed over when it reaches the
+ * front. Every operation is O(1) amortized.
  *
  * Why not the Map's own insertion order (deleting a key and setting it again to move it to the end,
  * and dropping the first key): V8 keeps a deleted entry's slot in a Map's table until the table is

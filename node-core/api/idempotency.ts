@@ -310,26 +310,28 @@ export class Idempotency {
       ];
       if (slice.length === 0 || stopped()) return removed;
       after = slice[slice.length - 1]!.key;
-      const expired = slice.filter(({ value }) => createdOf(value) <= cutoff);
-      const unordered = slice.filter(
-        ({ key, value }) =>
-          createdOf(value) > cutoff && this.db.get(orderKey(createdOf(value), key)) === undefined,
-      );
+      const expired: { key: string; value: string; entry: string }[] = [];
+      const unordered: string[] = [];
+      for (const { key, value } of slice) {
+        const entry = orderKey(createdOf(value), key);
+        if (createdOf(value) <= cutoff) expired.push({ key, value, entry });
+        else if (this.db.get(entry) === undefined) unordered.push(entry);
+      }
       if (expired.length === 0 && unordered.length === 0) {
         // Nothing to write (the usual case once every record has its entry): only a turn to yield.
         await new Promise((resolve) => setImmediate(resolve));
         continue;
       }
       await this.transaction(() => {
-        for (const { key, value } of expired) {
+        for (const { key, value, entry } of expired) {
           // Unless the key was used again meanwhile (a newer record, with its own entry).
           if (this.db.get(key) === value) {
             this.db.removeSync(key);
             removed += 1;
           }
-          this.db.removeSync(orderKey(createdOf(value), key));
+          this.db.removeSync(entry);
         }
-        for (const { key, value } of unordered) this.db.putSync(orderKey(createdOf(value), key), '');
+        for (const entry of unordered) this.db.putSync(entry, '');
       });
     }
   }

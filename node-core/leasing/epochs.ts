@@ -42,8 +42,12 @@ export function parseEpoch(key: string, text: string): EpochRecord | undefined {
  * `t`, and up to 3 epochs before it. `[]` when none has started by `t`; undefined with no epochs at all.
  */
 export function epochCandidates(epochs: readonly EpochRecord[], t: bigint): EpochRecord[] | undefined {
-  if (epochs.length === 0) return undefined;
-  const sorted = SORTED.has(epochs) || inEpochOrder(epochs) ? epochs : sortEpochs(epochs);
+  return candidatesAmong(inEpochOrder(epochs) ? epochs : [...epochs].sort(byNumber), t);
+}
+
+/** epochCandidates of epochs already sorted by number. */
+function candidatesAmong(sorted: readonly EpochRecord[], t: bigint): EpochRecord[] | undefined {
+  if (sorted.length === 0) return undefined;
   // From the newest back: an accept names a recent time, so this stops within a few epochs.
   let cover = sorted.length - 1;
   while (cover >= 0 && sorted[cover]!.start_ns > t) cover--;
@@ -61,15 +65,8 @@ export function newestEpoch(epochs: readonly EpochRecord[]): EpochRecord | undef
   return best;
 }
 
-/** Lists EpochTable made, sorted by number: epochCandidates need not check them. */
-const SORTED = new WeakSet<readonly EpochRecord[]>();
-
 const byNumber = (a: EpochRecord, b: EpochRecord): number =>
   a.epoch < b.epoch ? -1 : a.epoch > b.epoch ? 1 : 0;
-
-function sortEpochs(epochs: readonly EpochRecord[]): EpochRecord[] {
-  return [...epochs].sort(byNumber);
-}
 
 function inEpochOrder(epochs: readonly EpochRecord[]): boolean {
   for (let i = 1; i < epochs.length; i++) if (epochs[i - 1]!.epoch > epochs[i]!.epoch) return false;
@@ -104,8 +101,12 @@ export class EpochTable {
       if (e) epochs.push(e);
     }
     epochs.sort(byNumber);
-    SORTED.add(epochs);
     this.cached = { version, epochs };
     return epochs;
+  }
+
+  /** epochCandidates at `t` of the epochs held (sorted already). */
+  candidates(t: bigint): EpochRecord[] | undefined {
+    return candidatesAmong(this.list(), t);
   }
 }

@@ -7,7 +7,7 @@ import type { AccountRecord, PendingRecord } from '../ledger/records.ts';
 import type { Effects, RuleView, SignedBlock } from '../ledger/rules/types.ts';
 import { archivedLease } from './archive.ts';
 import type { CertificateBook } from './certificate-book.ts';
-import { epochCandidates, type EpochRecord, EpochTable } from './epochs.ts';
+import { type EpochRecord, EpochTable } from './epochs.ts';
 import { LeaseBook } from './lease-book.ts';
 import type { LeaseRecord, LeaseUndo } from './records.ts';
 import { ReputationBook, reputationEvents } from './reputation.ts';
@@ -77,7 +77,7 @@ export class LedgerLeasing {
       get timekeepers() {
         return sc.timekeepers;
       },
-      epochCandidates: (t) => epochCandidates(this.epochs(), t),
+      epochCandidates: (t) => this.epochCandidates(t),
       get timing() {
         return timing();
       },
@@ -234,5 +234,10 @@ export class LedgerLeasing {
   /** The `epoch.N` records of the state chain (one per oracle period), ascending by number. */
   epochs(): readonly EpochRecord[] {
     return this.epochTable.list();
+  }
+
+  /** The epochs an accept attested at `t` may lock (epochs.ts epochCandidates). */
+  epochCandidates(t: bigint): EpochRecord[] | undefined {
+    return this.epochTable.candidates(t);
   }
 }

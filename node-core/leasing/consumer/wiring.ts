@@ -1,5 +1,4 @@
 import type { LedgerNode } from '../../node.ts';
-import { epochCandidates } from '../epochs.ts';
 import type { MarketplaceDeps } from '../marketplace/marketplace.ts';
 import { lockedParamsFor } from '../pricing.ts';
 import type { Reputation } from '../reputation.ts';
@@ -38,7 +37,7 @@ export function startConsumer(
     certificate: (provider, now) => node.certificates.newestValid(provider, now),
     gather: (subject) => node.gatherAttestations(subject),
     timekeepers: () => node.statechain.timekeepers,
-    lockedAt: (t) => lockedParamsFor(epochCandidates(node.ledger.leasing.epochs(), t)?.[0]),
+    lockedAt: (t) => lockedParamsFor(node.ledger.leasing.epochCandidates(t)?.[0]),
     minDurationSecs: () => node.leaseTiming.min_duration_secs,
     wallet: node.nodeWallet,
     now: node.now,
