@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import { describe, expect, it } from 'vitest';
-import { ChatStore } from '../../node-core/chat/chat-store.ts';
+import { ChatStore, type Delivery } from '../../node-core/chat/chat-store.ts';
 import { generateKeyPair } from '../../node-core/protocol/keys.ts';
 import type { Store } from '../../node-core/store/store.ts';
 import { signedMessage } from '../helpers/chat-kit.ts';
@@ -140,5 +140,98 @@ describe('chat store at scale reads what it needs', () => {
     await chat.setDelivery(ids[2]!, { state: 'failed', attempts: 5, updated_at: T0 + SECOND, error });
     expect(chat.delivery(ids[2]!)?.error).toBe(error);
     expect(chat.pendingDeliveries()).toEqual([{ id: ids[0], delivery: pending }]);
+  });
+
+  /** A chat store with every database, its delivery database's range reads counted. */
+  function withOutbox(store: Store) {
+    const deliveries = counted(store.chatDelivery);
+    const chat = new ChatStore({
+      messages: store.chatMessages,
+      index: store.chatIndex,
+      seqs: store.chatSeq,
+      deliveries: deliveries.db,
+      transaction: (fn) => store.transaction(fn),
+    });
+    return { chat, reads: deliveries.reads };
+  }
+
+  const pendingAt = (t: bigint) => ({
+    state: 'pending' as const,
+    attempts: 1,
+    updated_at: t,
+    next_at: t + SECOND,
+  });
+  const delivered = { state: 'delivered' as const, attempts: 1, updated_at: T0 + SECOND };
+
+  it('the outbox at start reads the pending entries, kept in step with every delivery write', async () => {
+    const { store } = temp.open();
+    const { chat, reads } = withOutbox(store);
+    const [a, b] = [generateKeyPair(), generateKeyPair()];
+    const ids: string[] = [];
+    for (let i = 0n; i < 40n; i++)
+      ids.push(
+        ((await chat.put(signedMessage(a, b, `m ${i}`, T0 + i), T0, pendingAt(T0))) as { id: string }).id,
+      );
+    // 36 delivered, one failed and put back in the outbox (a retry), one failed for good.
+    for (const id of ids.slice(0, 36)) await chat.setDelivery(id, delivered);
+    const failed = { state: 'failed' as const, attempts: 5, updated_at: T0, error: 'refused' };
+    await chat.setDelivery(ids[36]!, failed);
+    await chat.setDelivery(ids[36]!, pendingAt(T0 + SECOND));
+    await chat.setDelivery(ids[37]!, failed);
+    const expected = (list: string[]) => list.sort().map((id) => ({ id, delivery: chat.delivery(id) }));
+
+    reads.entries = 0;
+    expect(chat.pendingDeliveries()).toEqual(expected([ids[36]!, ids[38]!, ids[39]!]));
+    // Three entries read, not the 40 deliveries kept (with their entries).
+    expect(reads.entries).toBe(3);
+
+    // A rollback to a checkpoint without one pending message takes its entry with it; putting it
+    // back (its delivery pending as the snapshot had it) brings the entry back.
+    const snapshot = chat.snapshot();
+    const without = new Map(snapshot);
+    without.delete(ids[39]!);
+    await chat.restore(without);
+    reads.entries = 0;
+    expect(chat.pendingDeliveries().map((p) => p.id)).toEqual([ids[36]!, ids[38]!].sort());
+    expect(reads.entries).toBe(2);
+    await chat.restore(snapshot);
+    expect(chat.pendingDeliveries().map((p) => p.id)).toEqual([ids[36]!, ids[38]!, ids[39]!].sort());
+    // A kept message whose delivery the snapshot has otherwise gets that record, entry included.
+    const later = new Map(snapshot);
+    later.set(ids[38]!, { ...snapshot.get(ids[38]!)!, delivery: store.chatDelivery.get(ids[0]!)! });
+    await chat.restore(later);
+    expect(chat.pendingDeliveries().map((p) => p.id)).toEqual([ids[36]!, ids[39]!].sort());
+  });
+
+  it('opening a store from before the pending entries, or one a version without them wrote to', async () => {
+    const { dir, store } = temp.open();
+    const { chat } = withOutbox(store);
+    const [a, b] = [generateKeyPair(), generateKeyPair()];
+    const put = async (c: ChatStore, i: bigint, d: Delivery = pendingAt(T0)) =>
+      ((await c.put(signedMessage(a, b, `m ${i}`, T0 + i), T0, d)) as { id: string }).id;
+    const pending = [await put(chat, 0n), await put(chat, 1n)];
+    const done = await put(chat, 2n, delivered);
+    const entries = (s: Store) => [...s.chatDelivery.getKeys({ start: '~' })];
+    expect(entries(store)).toEqual(['~indexed', ...pending.map((id) => `~p:${id}`).sort()]);
+
+    // A store from before the entries: none, and no mark. Opening it looks at every record once.
+    for (const key of entries(store)) await store.chatDelivery.remove(key);
+    await temp.close(store);
+    const { store: second } = temp.open(dir);
+    const reopened = withOutbox(second);
+    expect(reopened.chat.pendingDeliveries().map((p) => p.id)).toEqual([...pending].sort());
+    expect(second.chatDelivery.get('~indexed')).toBe('3');
+
+    // A version without the entries then stores a pending message (numbered past the mark, which it
+    // does not move) and delivers an earlier one (leaving its entry behind).
+    const newer = await put(reopened.chat, 9n);
+    await second.chatDelivery.remove(`~p:${newer}`);
+    await second.chatDelivery.put('~indexed', '3');
+    await second.chatDelivery.put(pending[0]!, second.chatDelivery.get(done)!);
+    await temp.close(second);
+    const { store: third } = temp.open(dir);
+    const last = withOutbox(third);
+    expect(last.chat.pendingDeliveries().map((p) => p.id)).toEqual([pending[1]!, newer].sort());
+    expect(third.chatDelivery.get('~indexed')).toBe('4');
   });
 });
