@@ -131,7 +131,9 @@ const PENDING_END = '~p;'; // ';' follows ':'
  * Key, in the delivery database, of the last sequence number whose message's delivery has its
  * pending entry written when due. Equal to LAST_SEQ's number once the entries are complete; a store
  * from before them has none (opening it looks at every record once), and one a version without
- * them wrote to lags (opening it looks at the messages numbered since).
+ * them wrote to lags (opening it looks at the messages numbered since). Not caught: a failed message
+ * such a version put back in the outbox (a retry numbers nothing) and left pending when it stopped
+ * stays pending here, outside the outbox. Every version released has the entries.
  */
 const PENDING_INDEXED = '~indexed';
 
