@@ -198,7 +198,10 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): ApiE
 
 /** How long after listening the route validators are compiled (see lazy-compilers.ts). */
 const VALIDATOR_WARM_MS = 1_000;
-/** One per turn: eight at once (with Ajv's own load in the first turn) held the thread 100-120 ms. */
+/**
+ * One step per turn (lazy-compilers.ts: Ajv's load and build are steps of their own): eight validators
+ * at once, with Ajv's load, held the thread 100-120 ms.
+ */
 const VALIDATORS_PER_TURN = 1;
 
 export function createApiServer(opts: ApiServerOptions): FastifyInstance {

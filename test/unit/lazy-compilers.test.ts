@@ -55,6 +55,21 @@ describe('lazy route validators', () => {
     await app.close();
   });
 
+  it('warm a step at a time: the compiler’s package, the compiler, then one validator a step', async () => {
+    const compilers = lazyCompilers();
+    const app = server(compilers);
+    await app.ready();
+    expect(compilers.warm(1)).toBe(4); // the package loaded
+    expect(compilers.warm(1)).toBe(4); // the compiler built
+    expect(compilers.compiled).toBe(0);
+    expect(compilers.warm(1)).toBe(3); // the first validator
+    expect(compilers.warm(2)).toBe(1);
+    expect(compilers.warm()).toBe(0);
+    expect(compilers.compiled).toBe(4);
+    expect((await app.inject('/q?n=5')).json()).toEqual({ query: { n: 5 } });
+    await app.close();
+  });
+
   it('answer every request as fastify’s own compiler does (status and body)', async () => {
     const lazy = server(lazyCompilers());
     const eager = server();
