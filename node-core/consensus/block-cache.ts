@@ -1,3 +1,4 @@
+import { BoundedMap } from '../bounded-map.ts';
 import type { SignedBlock } from '../ledger/ledger.ts';
 
 /** What consensus needs of a block on chain: its body and its height. */
@@ -14,6 +15,7 @@ export interface BlockSource {
   hashIsAt(account: string, height: number, hash: string): boolean;
 }
 
+/** Blocks held at least (the last ones used); at most twice as many (bounded-map.ts). */
 const LIMIT = 1024;
 
 /**
@@ -26,7 +28,7 @@ const LIMIT = 1024;
  */
 export class BlockCache {
   private readonly source: BlockSource;
-  private readonly held = new Map<string, HeldBlock>();
+  private readonly held = new BoundedMap<string, HeldBlock>(2 * LIMIT);
   hits = 0;
   misses = 0;
 
@@ -67,8 +69,6 @@ export class BlockCache {
    * share of its garbage). Trusted as any entry is: only while the chain still has it there.
    */
   remember(block: SignedBlock, height: number): void {
-    if (this.held.has(block.hash)) this.held.delete(block.hash);
-    else if (this.held.size >= LIMIT) this.held.delete(this.held.keys().next().value!);
     this.held.set(block.hash, { block, height });
   }
 
@@ -80,7 +80,6 @@ export class BlockCache {
       return undefined;
     }
     const e = { block: rec.block, height: rec.height };
-    if (this.held.size >= LIMIT) this.held.delete(this.held.keys().next().value!);
     this.held.set(hash, e);
     return e;
   }

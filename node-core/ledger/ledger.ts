@@ -1,4 +1,5 @@
 import { FrontierDigests } from './frontier-digests.ts';
+import { BoundedMap } from '../bounded-map.ts';
 import { type Block, encodeCanonical, ZERO_HASH } from '../protocol/block.ts';
 import { type HashedBlock, hashBlockNode } from '../fastpath/block-hash.ts';
 import { bytesEqualHex, hexToBytes } from '../protocol/hex.ts';
@@ -112,8 +113,13 @@ export interface SubmitOptions {
 }
 
 export const LIVE_WINDOW_NS = 3_600_000_000_000n;
-/** Keys of accounts being opened that the ledger keeps at once (Ledger.declaredKeys). */
+/** Keys of accounts being opened that the ledger keeps at most (Ledger.declaredKeys; the last half at least). */
 const MAX_DECLARED_KEYS = 4096;
+/**
+ * Prechecked blocks the ledger remembers at most (Ledger.prechecked; the last half of them at least: a
+ * gossiped block is submitted a batch after its precheck).
+ */
+const MAX_PRECHECKED = 10_000;
 /**
  * Block types whose apply refuses before its first write (applyBlock's checks, or staging's) and
  * writes only records of its own: a group of these alone goes straight into an open write batch,
@@ -165,16 +171,17 @@ export class Ledger extends LedgerReads {
    * came in the same gossip batch as their open to fail the precheck and wait for the open's commit:
    * 500-1,250 of 8,000 blocks each run, checked twice and verified one by one.
    */
-  private readonly declaredKeys = new Map<string, string>();
+  private readonly declaredKeys = new BoundedMap<string, string>(MAX_DECLARED_KEYS);
   /** Open conflicts by position and their staged candidates (memory over the store's records). */
   private readonly conflictBook: ConflictBook;
   /** Conflict winners applied by committed groups, announced with the group's accepted blocks. */
   private resolvedWinners: CommittedBlock[] = [];
   /**
-   * Blocks whose signature was verified by `precheck`, by hash, with that signature (bounded, oldest
-   * dropped first): the hash does not cover the signature, so only the same signature skips the check.
+   * Blocks whose signature was verified by `precheck`, by hash, with that signature (bounded, the
+   * oldest forgotten first): the hash does not cover the signature, so only the same signature skips
+   * the check.
    */
-  private readonly prechecked = new Map<string, string>();
+  private readonly prechecked = new BoundedMap<string, string>(MAX_PRECHECKED);
   /**
    * Blocks (the objects themselves) that passed precheck, with their hash and the key their
    * signature was checked against: the relay path checks a gossiped block, then submits that same
@@ -446,7 +453,6 @@ export class Ledger extends LedgerReads {
     const keyUsed = await this.checkSignature(block as SignedBlock, hashed.hash);
     // The same block object submitted next (a gossiped block) is not hashed and solved again.
     if (opts.live) this.prechecks.set(block, { hashed, keyUsed });
-    if (this.prechecked.size >= 10_000) this.prechecked.delete(this.prechecked.keys().next().value!);
     if (block.signature !== undefined) this.prechecked.set(block.hash, block.signature);
   }
 
@@ -557,11 +563,8 @@ export class Ledger extends LedgerReads {
         throw new LedgerError('timestamp_window', 'timestamp is more than 1 hour away from the node clock');
       }
     }
-    if (opening && block.pub_key && !this.declaredKeys.has(block.account)) {
-      if (this.declaredKeys.size >= MAX_DECLARED_KEYS)
-        this.declaredKeys.delete(this.declaredKeys.keys().next().value!);
+    if (opening && block.pub_key && !this.declaredKeys.has(block.account))
       this.declaredKeys.set(block.account, block.pub_key);
-    }
     return hashed;
   }
 

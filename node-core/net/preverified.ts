@@ -1,6 +1,10 @@
+import { BoundedMap } from '../bounded-map.ts';
 import { verifyBytesNode } from '../fastpath/ed25519.ts';
 
-/** Most signatures held at once; past it the oldest go (they are verified again if ever looked up). */
+/**
+ * Most signatures held at once (the last half of them at least); past it the oldest are forgotten
+ * (verified again if ever looked up).
+ */
 const MAX_HELD = 65_536;
 
 /**
@@ -12,11 +16,10 @@ const MAX_HELD = 65_536;
  * so a lookup can never make a bad signature pass. An entry is used once.
  */
 export class PreverifiedSignatures {
-  private readonly held = new Map<string, { msg: Uint8Array; pub: Uint8Array }>();
+  private readonly held = new BoundedMap<string, { msg: Uint8Array; pub: Uint8Array }>(MAX_HELD);
   hits = 0;
 
   add(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): void {
-    if (this.held.size >= MAX_HELD) this.held.delete(this.held.keys().next().value!);
     this.held.set(Buffer.from(signature).toString('hex'), { msg: message, pub: publicKey });
   }
 
