@@ -23,8 +23,8 @@ export interface LazyCompilers {
   compilersFactory: Factory;
   /**
    * Works `most` steps ahead of need (all by default) and returns how many validators remain: before
-   * the first validator, loading the compiler's package and building the compiler are a step each,
-   * then each validator not compiled yet is one.
+   * the first validator, loading the compiler's package, loading what its build requires and building
+   * the compiler are a step each, then each validator not compiled yet is one.
    */
   warm(most?: number): number;
   /** Validators compiled so far, and in all (tests). */
@@ -35,18 +35,34 @@ export interface LazyCompilers {
 export function lazyCompilers(): LazyCompilers {
   const pending = new Set<() => void>();
   /**
-   * Ahead of a compiler's first validator, its package's load and its build, each a step of `warm`
-   * (true when it had work to do): in one turn with the first validator (which compiles JSON Schema's
-   * meta-schema too), the three held the thread 90-136 ms after an idle start, 98-110 ms during a
-   * catch-up; a step each, the longest turn is 41-47 ms.
+   * Ahead of a compiler's first validator, its package's load, the load of the packages its build
+   * requires, and its build, each a step of `warm` (true when it had work to do): in one turn with the
+   * first validator (which compiles JSON Schema's meta-schema too), they held the thread 90-136 ms
+   * after an idle start, 98-110 ms during a catch-up.
    */
   const preparing: (() => boolean)[] = [];
   let compiled = 0;
   let total = 0;
-  /** A compiler whose real counterpart (from `pkg`, built with fastify's arguments) comes on first use. */
-  const lazy = (pkg: string, counted: boolean): Builder => {
+  /**
+   * A compiler whose real counterpart (from `pkg`, built with fastify's arguments) comes on first use.
+   * `buildRequires`: packages `pkg` requires only as it builds a compiler (loaded a step ahead).
+   */
+  const lazy = (pkg: string, counted: boolean, buildRequires: readonly string[] = []): Builder => {
     // One selector per server, as fastify makes it (it pools compilers by their options).
     let selector: Builder | undefined;
+    let required = buildRequires.length === 0;
+    const requireForBuild = () => {
+      required = true;
+      const pkgRequire = createRequire(fastifyRequire.resolve(pkg));
+      // Only a head start: the build requires them itself, and fails there if it must.
+      for (const name of buildRequires) {
+        try {
+          pkgRequire(name);
+        } catch {
+          // left to the build
+        }
+      }
+    };
     return (externalSchemas, options) => {
       let real: Compile | undefined;
       const load = () => (selector ??= (fastifyRequire(pkg) as () => Builder)());
@@ -54,6 +70,7 @@ export function lazyCompilers(): LazyCompilers {
       if (counted)
         preparing.push(
           () => selector === undefined && (load(), true),
+          () => real === undefined && !required && (requireForBuild(), true),
           () => real === undefined && (compiler(), true),
         );
       return (route) => {
@@ -83,7 +100,8 @@ export function lazyCompilers(): LazyCompilers {
   return {
     // Fastify's types want Ajv's function types; these wrap exactly those.
     compilersFactory: {
-      buildValidator: lazy('@fastify/ajv-compiler', true),
+      // Its build adds ajv-formats, which loads a copy of Ajv of its own (23-30 ms of the build).
+      buildValidator: lazy('@fastify/ajv-compiler', true, ['ajv-formats']),
       // Routes give fastify no response schemas (answers are serialized by the route table), so this
       // is never expected to load; it is here so fastify does not load it at start either.
       buildSerializer: lazy('@fastify/fast-json-stringify-compiler', false),

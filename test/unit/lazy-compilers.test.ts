@@ -55,11 +55,12 @@ describe('lazy route validators', () => {
     await app.close();
   });
 
-  it('warm a step at a time: the compiler’s package, the compiler, then one validator a step', async () => {
+  it('warm a step at a time: the compiler’s package, its build’s, the compiler, then one validator a step', async () => {
     const compilers = lazyCompilers();
     const app = server(compilers);
     await app.ready();
     expect(compilers.warm(1)).toBe(4); // the package loaded
+    expect(compilers.warm(1)).toBe(4); // what its build requires loaded (ajv-formats)
     expect(compilers.warm(1)).toBe(4); // the compiler built
     expect(compilers.compiled).toBe(0);
     expect(compilers.warm(1)).toBe(3); // the first validator
