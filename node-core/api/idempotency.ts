@@ -313,8 +313,9 @@ export class Idempotency {
       const expired: { key: string; value: string; entry: string }[] = [];
       const unordered: string[] = [];
       for (const { key, value } of slice) {
-        const entry = orderKey(createdOf(value), key);
-        if (createdOf(value) <= cutoff) expired.push({ key, value, entry });
+        const created = createdOf(value);
+        const entry = orderKey(created, key);
+        if (created <= cutoff) expired.push({ key, value, entry });
         else if (this.db.get(entry) === undefined) unordered.push(entry);
       }
       if (expired.length === 0 && unordered.length === 0) {

@@ -213,9 +213,13 @@ export class ChatStore {
     });
   }
 
-  /** Inside a transaction: a message's delivery record (none: `text` undefined), its pending entry in step. */
+  /**
+   * Inside a transaction: a message's delivery record (none: `text` undefined), its pending entry in
+   * step. Nothing without the delivery database.
+   */
   private writeDelivery(id: string, text: string | undefined): void {
-    const db = this.deliveries!;
+    const db = this.deliveries;
+    if (!db) return;
     if (text === undefined) db.removeSync(id);
     else db.putSync(id, text);
     if (text !== undefined && isPendingText(text)) db.putSync(pendingEntry(id), '');
@@ -435,7 +439,7 @@ export class ChatStore {
       if (!m) continue;
       for (const party of parties(m)) this.index.removeSync(indexKey(party, m.timestamp, id));
       this.messages.removeSync(id);
-      if (this.deliveries) this.writeDelivery(id, undefined);
+      this.writeDelivery(id, undefined);
       this.removeSeq(m);
       result.removed.push(id);
     }
@@ -454,7 +458,7 @@ export class ChatStore {
       const msg: StoredMessage = { ...kept, ...(seq !== undefined ? { seq } : {}) };
       this.messages.putSync(id, encode(msg));
       for (const party of parties(msg)) this.index.putSync(indexKey(party, msg.timestamp, id), '');
-      if (entry.delivery !== undefined && this.deliveries) this.writeDelivery(id, entry.delivery);
+      if (entry.delivery !== undefined) this.writeDelivery(id, entry.delivery);
       result.restored.push(msg);
     }
     return result;
@@ -514,7 +518,7 @@ export class ChatStore {
       if (this.index.get(indexKey(party, m.timestamp, id)) !== undefined) return false;
     }
     this.messages.removeSync(id);
-    if (this.deliveries) this.writeDelivery(id, undefined);
+    this.writeDelivery(id, undefined);
     this.removeSeq(m);
     return true;
   }

@@ -218,7 +218,6 @@ export class Directory {
   }
 
   private sortedIndex(): { byAccount: string[]; byAddress: string[] } {
-    const accountOf = (address: string) => this.entries.get(address)!.account;
     if (this.sorted === undefined) {
       // The default sort (UTF-16 code units: the order of `<` on these hex strings) is the fastest.
       const addressOf = new Map<string, string>();
@@ -231,6 +230,7 @@ export class Directory {
     } else if (this.added.length > 0) {
       const added = this.added.filter((a) => this.entries.has(a));
       this.added = [];
+      const accountOf = (address: string) => this.entries.get(address)!.account;
       const byAccount = (a: string, b: string) => compare(accountOf(a), accountOf(b));
       this.sorted = {
         byAccount: mergeSorted(this.sorted.byAccount, added.sort(byAccount), byAccount),
