@@ -29,6 +29,7 @@ export default tseslint.config(
       'renderer/dist/',
       'test-artifacts/',
       'node-core/protocol/pow-kernel.generated.ts',
+      'node-core/api/validators.generated.ts',
     ],
   },
   js.configs.recommended,

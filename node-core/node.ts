@@ -12,6 +12,7 @@ import {
   readAdminTokenFile,
 } from './admin-token.ts';
 import type { ConnectionLimitOptions } from './api/connection-limits.ts';
+import type { CompilerOptions } from './api/lazy-compilers.ts';
 import { createApiServer } from './api/server.ts';
 import { registerConsoleRoute } from './api/routes/console.ts';
 import { buildRoutes } from './api/routes/index.ts';
@@ -172,6 +173,8 @@ export interface NodeOptions {
   rateLimit?: boolean;
   /** API time limits and connection caps (defaults: see DEFAULT_CONNECTION_LIMITS). */
   apiConnections?: ConnectionLimitOptions;
+  /** The API's route validators (api/server.ts `validators`): generation and tests only. */
+  apiValidators?: CompilerOptions;
   /** Peer-to-peer networking (default on). */
   p2p?: boolean;
   /** Peer-to-peer TCP port (default 7075; 0 picks a free port). */
@@ -780,6 +783,7 @@ export class LedgerNode {
       logger: this.log ?? false,
       rateLimit: this.opts.rateLimit === false ? false : {},
       connections: this.opts.apiConnections,
+      validators: this.opts.apiValidators,
       security: { bindAddress: host, corsOrigins, adminToken: this.adminToken },
       agent: { store: this.store },
       info: { name: 'ledger-node', version: NODE_VERSION },

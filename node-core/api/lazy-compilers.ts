@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { FastifyServerOptions } from 'fastify';
 
@@ -8,13 +9,27 @@ import type { FastifyServerOptions } from 'fastify';
  * `/health` could answer. Here each route's validator is compiled by the very same compiler
  * (@fastify/ajv-compiler with the server's options, so coercion and error messages are unchanged)
  * the first time a request to that route needs it; `warm()` compiles them all ahead of need.
+ *
+ * Validators generated ahead of time (validators.generated.ts, `npm run gen:validators`: Ajv's own
+ * standalone code for each route's schema, with the same options) are used as they are, and Ajv
+ * is not loaded at all: after a start, loading Ajv and compiling JSON Schema's meta-schema were the
+ * two largest turns of the node's thread (30-64 ms each), and the validators' warm-up took about
+ * 200 ms of CPU in all. A schema the generated file does not hold (changed since it was generated:
+ * test/integration/route-validators.test.ts fails then) is compiled lazily, as before.
  */
 
 /** Fastify's own packages, resolved from fastify (whose dependencies they are). */
 const fastifyRequire = createRequire(import.meta.resolve('fastify'));
 
 type Validate = ((data: unknown) => unknown) & { errors?: unknown };
-type Compile = (route: unknown) => Validate;
+/** What fastify passes a validator compiler for each route and part of a request. */
+interface RouteSchema {
+  schema: unknown;
+  method: string;
+  url: string;
+  httpPart: string;
+}
+type Compile = (route: RouteSchema) => Validate;
 type Builder = (externalSchemas: unknown, options: unknown) => Compile;
 type Factory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 
@@ -32,7 +47,49 @@ export interface LazyCompilers {
   readonly total: number;
 }
 
-export function lazyCompilers(): LazyCompilers {
+/**
+ * A generated validator: Ajv's standalone module source as a function of the CommonJS `require` it
+ * resolves Ajv's small runtime helpers with (ajv/dist/runtime/...) and of its `module`.
+ */
+export type PrecompiledValidator = (require: NodeJS.Require, module: { exports: unknown }) => void;
+
+export interface CompilerOptions {
+  /** Validators generated ahead of time, by validatorKey (validators.generated.ts by default). */
+  precompiled?: Readonly<Record<string, PrecompiledValidator>>;
+  /**
+   * Generation (scripts/gen-validators.ts): every validator is compiled by Ajv, none taken from
+   * `precompiled`, and its standalone source is handed here with its key.
+   */
+  onSource?: (key: string, source: string) => void;
+}
+
+/**
+ * A validator's key: the route, the part of the request, and a digest of everything its code
+ * depends on (the schema, the shared schemas, the compiler's options), so a changed schema never
+ * meets a stale generated validator.
+ */
+export function validatorKey(route: RouteSchema, externalSchemas: unknown, options: unknown): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([route.schema, externalSchemas, options]))
+    .digest('hex')
+    .slice(0, 16);
+  return `${route.method} ${route.url} ${route.httpPart} ${digest}`;
+}
+
+/** Fastify's Ajv compiler keeps its Ajv instance under this symbol when asked for source code. */
+const AJV_REFERENCE = Symbol.for('fastify.ajv-compiler.reference');
+
+export function lazyCompilers(opts: CompilerOptions = {}): LazyCompilers {
+  const onSource = opts.onSource;
+  const precompiled = onSource === undefined ? opts.precompiled : undefined;
+  // Resolves what generated validators require: Ajv's runtime helpers, from the compiler's own Ajv.
+  let runtimeRequire: NodeJS.Require | undefined;
+  const restore = (make: PrecompiledValidator): Validate => {
+    runtimeRequire ??= createRequire(fastifyRequire.resolve('@fastify/ajv-compiler'));
+    const module = { exports: undefined as unknown };
+    make(runtimeRequire, module);
+    return module.exports as Validate;
+  };
   const pending = new Set<() => void>();
   /**
    * Ahead of a compiler's first validator, its package's load, the load of the packages its build
@@ -66,7 +123,10 @@ export function lazyCompilers(): LazyCompilers {
     return (externalSchemas, options) => {
       let real: Compile | undefined;
       const load = () => (selector ??= (fastifyRequire(pkg) as () => Builder)());
-      const compiler = () => (real ??= load()(externalSchemas, options));
+      // Generating: Ajv keeps each validator's source, and a `format` keyword's code requires the
+      // formats from ajv-formats (Ajv's code options: neither changes what is valid).
+      const buildOptions = counted && onSource !== undefined ? withSourceCode(options) : options;
+      const compiler = () => (real ??= load()(externalSchemas, buildOptions));
       if (counted)
         preparing.push(
           () => selector === undefined && (load(), true),
@@ -74,10 +134,18 @@ export function lazyCompilers(): LazyCompilers {
           () => real === undefined && (compiler(), true),
         );
       return (route) => {
+        const key = counted ? validatorKey(route, externalSchemas, options) : '';
+        const made = precompiled?.[key];
+        if (made !== undefined) {
+          // Made on first use as well: fastify asks for every route's as the server is built.
+          let restored: Validate | undefined;
+          return deferred(() => (restored ??= restore(made)));
+        }
         let fn: Validate | undefined;
         const compile = () => {
           if (fn !== undefined) return fn;
           fn = compiler()(route);
+          if (onSource !== undefined) sourceOf(real!, fn, key, onSource);
           pending.delete(compile);
           if (counted) compiled++;
           return fn;
@@ -86,14 +154,7 @@ export function lazyCompilers(): LazyCompilers {
           total++;
           pending.add(compile);
         }
-        // Fastify reads `errors` off the validator it was given after a failed validation.
-        const validate: Validate = (data) => {
-          const f = compile();
-          const result = f(data);
-          validate.errors = f.errors;
-          return result;
-        };
-        return validate;
+        return deferred(compile);
       };
     };
   };
@@ -119,4 +180,45 @@ export function lazyCompilers(): LazyCompilers {
       return total;
     },
   };
+}
+
+/**
+ * A validator running the one `get` returns (made on first use), whose `errors` it passes on:
+ * fastify reads them off the validator it was given after a failed validation.
+ */
+function deferred(get: () => Validate): Validate {
+  const validate: Validate = (data) => {
+    const f = get();
+    const result = f(data);
+    validate.errors = f.errors;
+    return result;
+  };
+  return validate;
+}
+
+/** The compiler's options with Ajv's standalone code options added (generation only). */
+function withSourceCode(options: unknown): unknown {
+  const o = options as { customOptions?: { code?: object } };
+  const ajvRequire = createRequire(fastifyRequire.resolve('@fastify/ajv-compiler'));
+  const { _ } = ajvRequire('ajv') as { _: (s: TemplateStringsArray) => unknown };
+  const formats = _`require("ajv-formats/dist/formats").fullFormats`;
+  return {
+    ...o,
+    customOptions: { ...o.customOptions, code: { ...o.customOptions?.code, source: true, formats } },
+  };
+}
+
+/** Hands `fn`'s standalone module source (Ajv's, from the Ajv that compiled it) to `onSource`. */
+function sourceOf(
+  compile: Compile,
+  fn: Validate,
+  key: string,
+  onSource: (key: string, source: string) => void,
+): void {
+  const ajv = (compile as unknown as Record<symbol, { ajv: unknown } | undefined>)[AJV_REFERENCE]?.ajv;
+  if (ajv === undefined) throw new Error('the validator compiler keeps no Ajv instance (code.source unset?)');
+  const ajvRequire = createRequire(fastifyRequire.resolve('@fastify/ajv-compiler'));
+  const standalone = (ajvRequire('ajv/dist/standalone') as { default: (ajv: unknown, fn: unknown) => string })
+    .default;
+  onSource(key, standalone(ajv, fn));
 }

@@ -6,7 +6,8 @@ import type { JsonValue } from '../protocol/json.ts';
 import { ConnectionCaps, resolveConnectionLimits, serverTimeouts } from './connection-limits.ts';
 import type { ConnectionLimitOptions } from './connection-limits.ts';
 import { ErrorLog } from './error-log.ts';
-import { lazyCompilers } from './lazy-compilers.ts';
+import { type CompilerOptions, lazyCompilers } from './lazy-compilers.ts';
+import { VALIDATORS } from './validators.generated.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { installAgentHooks, withIdempotencyKeys } from './idempotency.ts';
 import type { AgentApiOptions } from './idempotency.ts';
@@ -62,6 +63,11 @@ export interface ApiServerOptions {
   manifestExtra?: () => Record<string, unknown>;
   /** Where Idempotency-Key answers and the agent audit log are kept (idempotency.ts); none: neither. */
   agent?: AgentApiOptions;
+  /**
+   * The route validators' source (lazy-compilers.ts): by default the generated ones
+   * (validators.generated.ts), any other compiled by Ajv on first use; `onSource` generates them.
+   */
+  validators?: CompilerOptions;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -275,7 +281,7 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   // Errors answered are logged, rate-limited: a client must not be able to flood the log.
   const errorLog = opts.logger === false || opts.logger === undefined ? undefined : new ErrorLog();
 
-  const compilers = lazyCompilers();
+  const compilers = lazyCompilers({ precompiled: VALIDATORS, ...opts.validators });
   const app = Fastify({
     // Ajv loads and compiles on first use, not before the server listens (lazy-compilers.ts).
     schemaController: { compilersFactory: compilers.compilersFactory },
@@ -400,7 +406,9 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     warming = compilers.warm(VALIDATORS_PER_TURN) > 0 ? setTimeout(warmSome, 0).unref() : undefined;
   };
   app.addHook('onListen', async () => {
-    warming = setTimeout(warmSome, VALIDATOR_WARM_MS).unref();
+    // Generating (scripts/gen-validators.ts): every validator at once, its source wanted now.
+    if (opts.validators?.onSource !== undefined) compilers.warm();
+    else warming = setTimeout(warmSome, VALIDATOR_WARM_MS).unref();
   });
   app.addHook('onClose', async () => {
     clearTimeout(warming);

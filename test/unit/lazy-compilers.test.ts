@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { lazyCompilers } from '../../node-core/api/lazy-compilers.ts';
+import { lazyCompilers, type PrecompiledValidator } from '../../node-core/api/lazy-compilers.ts';
 
 /**
  * Route validators compiled on first use (api/lazy-compilers.ts): nothing is compiled before the
@@ -87,5 +87,41 @@ describe('lazy route validators', () => {
     compilers.warm();
     await expectSameAnswers(lazy, eager);
     await Promise.all([lazy.close(), eager.close()]);
+  });
+
+  it('generated ahead (standalone source), answer as before with nothing compiled; a changed schema is compiled', async () => {
+    const sources = new Map<string, string>();
+    const generating = lazyCompilers({ onSource: (key, source) => sources.set(key, source) });
+    const gen = server(generating);
+    await gen.ready();
+    generating.warm();
+    expect([...sources.keys()].map((k) => k.split(' ').slice(0, 3).join(' ')).sort()).toEqual([
+      'GET /p/:id params',
+      'GET /q querystring',
+      'HEAD /p/:id params',
+      'HEAD /q querystring',
+    ]);
+    // As the generated module holds them: each source as a function of `require` and `module`.
+    const precompiled: Record<string, PrecompiledValidator> = {};
+    for (const [key, source] of sources)
+      precompiled[key] = new Function('require', 'module', source) as PrecompiledValidator;
+    const compilers = lazyCompilers({ precompiled });
+    const pre = server(compilers);
+    const eager = server();
+    await expectSameAnswers(pre, eager);
+    expect(compilers.total).toBe(0); // none left to compile
+    expect(compilers.warm()).toBe(0);
+
+    // The same routes with the query schema changed: its stale validator is not used.
+    const changed = lazyCompilers({ precompiled });
+    const app = Fastify({ schemaController: { compilersFactory: changed.compilersFactory } });
+    const looser = { ...query, properties: { ...query.properties, tag: { type: 'string', maxLength: 5 } } };
+    app.get('/q', { schema: { querystring: looser } }, async (req) => ({ query: req.query }));
+    app.get('/p/:id', { schema: { params } }, async (req) => ({ params: req.params }));
+    await app.ready();
+    expect(changed.total).toBe(2); // GET and HEAD /q, compiled by Ajv; /p/:id generated
+    expect((await app.inject('/q?tag=abcd')).statusCode).toBe(200);
+    expect((await app.inject('/p/x')).statusCode).toBe(400);
+    await Promise.all([gen.close(), pre.close(), eager.close(), app.close()]);
   });
 });
