@@ -7,13 +7,11 @@
  * test/integration/client-route-types.test.ts runs the same generation and fails when the committed file
  * differs, so a route table change without a regenerated client does not pass CI.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import { generateRouteTypes, type OpenApiLike } from '../node-core/client/codegen.ts';
-import { LedgerNode } from '../node-core/node.ts';
+import { withScratchNode } from './scratch-node.ts';
 
 export const GENERATED_PATH = fileURLToPath(
   new URL('../node-core/client/api-routes.generated.ts', import.meta.url),
@@ -37,26 +35,10 @@ export async function renderClientRoutes(docs: { node: OpenApiLike; proxy: OpenA
 }
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gen-client-routes-'));
-  const node = new LedgerNode({
-    dataDir,
-    apiPort: 0,
-    p2p: false,
-    rateLimit: false,
-    genesisSet: {
-      certificate_iterations: 20_000n,
-      certificate_table_entries: 1024n,
-      certificate_reads: 1000n,
-    },
-  });
-  try {
-    await node.start();
+  await withScratchNode('gen-client-routes', {}, async (node) => {
     writeFileSync(GENERATED_PATH, await renderClientRoutes(await fetchOpenApi(node.url)));
     process.stdout.write(`wrote ${GENERATED_PATH}\n`);
-  } finally {
-    await node.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -9,11 +9,9 @@
  * file differs, so a route schema changed without regenerating does not pass CI (the node would
  * still validate it correctly, compiling it with Ajv as before).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { LedgerNode } from '../node-core/node.ts';
+import { withScratchNode } from './scratch-node.ts';
 
 export const GENERATED_PATH = fileURLToPath(
   new URL('../node-core/api/validators.generated.ts', import.meta.url),
@@ -22,25 +20,12 @@ export const GENERATED_PATH = fileURLToPath(
 /** Every route validator's standalone source by key, as a fresh node's API compiles them. */
 export async function collectValidatorSources(): Promise<Map<string, string>> {
   const sources = new Map<string, string>();
-  const dataDir = mkdtempSync(join(tmpdir(), 'gen-validators-'));
-  const node = new LedgerNode({
-    dataDir,
-    apiPort: 0,
-    p2p: false,
-    rateLimit: false,
-    apiValidators: { onSource: (key, source) => sources.set(key, source) },
-    genesisSet: {
-      certificate_iterations: 20_000n,
-      certificate_table_entries: 1024n,
-      certificate_reads: 1000n,
-    },
-  });
-  try {
-    await node.start();
-  } finally {
-    await node.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  // The node compiles every validator as it starts listening when asked for their source.
+  await withScratchNode(
+    'gen-validators',
+    { apiValidators: { onSource: (key, source) => sources.set(key, source) } },
+    async () => undefined,
+  );
   if (sources.size === 0) throw new Error('gen-validators: the node compiled no validator');
   return sources;
 }

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROXY_ROUTE_KEYS, ROUTES } from '../../node-core/client/api-routes.generated.ts';
 import { schemaToType } from '../../node-core/client/codegen.ts';
 import { fetchOpenApi, GENERATED_PATH, renderClientRoutes } from '../../scripts/gen-client-routes.ts';
+import { expectCurrent } from '../helpers/generated-file.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 
 /**
@@ -20,19 +20,11 @@ afterAll(async () => {
 
 describe('client route types and the route table', () => {
   it('the committed api-routes.generated.ts is what the route table generates (else: npm run gen:client-routes)', async () => {
-    const fresh = await renderClientRoutes(await fetchOpenApi(t.node.url));
-    const committed = readFileSync(GENERATED_PATH, 'utf8');
-    if (fresh !== committed) {
-      const a = fresh.split('\n');
-      const b = committed.split('\n');
-      const i = a.findIndex((line, n) => line !== b[n]);
-      throw new Error(
-        `node-core/client/api-routes.generated.ts is stale from line ${i + 1}: ` +
-          `route table says ${JSON.stringify(a[i])}, file says ${JSON.stringify(b[i])}. ` +
-          'Run `npm run gen:client-routes`.',
-      );
-    }
-    expect(fresh).toBe(committed);
+    expectCurrent(
+      GENERATED_PATH,
+      await renderClientRoutes(await fetchOpenApi(t.node.url)),
+      'npm run gen:client-routes',
+    );
   });
 
   it('lists every route of the manifest, in both forms, with its auth', async () => {

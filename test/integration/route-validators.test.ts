@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { collectValidatorSources, GENERATED_PATH, renderValidators } from '../../scripts/gen-validators.ts';
+import { expectCurrent } from '../helpers/generated-file.ts';
 import { startTestNode } from '../helpers/node.ts';
 
 /**
@@ -45,18 +45,10 @@ describe('generated route validators', () => {
   });
 
   it('the committed validators.generated.ts is what the route schemas generate (else: npm run gen:validators)', async () => {
-    const fresh = renderValidators(await collectValidatorSources());
-    const committed = readFileSync(GENERATED_PATH, 'utf8');
-    if (fresh !== committed) {
-      const a = fresh.split('\n');
-      const b = committed.split('\n');
-      const i = a.findIndex((line, n) => line !== b[n]);
-      throw new Error(
-        `node-core/api/validators.generated.ts is stale from line ${i + 1}: the schemas give ` +
-          `${JSON.stringify(a[i]?.slice(0, 120))}, the file ${JSON.stringify(b[i]?.slice(0, 120))}. ` +
-          'Run `npm run gen:validators`.',
-      );
-    }
-    expect(fresh).toBe(committed);
+    expectCurrent(
+      GENERATED_PATH,
+      renderValidators(await collectValidatorSources()),
+      'npm run gen:validators',
+    );
   });
 });
