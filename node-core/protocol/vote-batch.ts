@@ -1,9 +1,9 @@
 import { ProtocolError } from './errors.ts';
 import { sha256 } from './hash.ts';
-import { bytesToHex, hexToBytes } from './hex.ts';
+import { bytesToHex, hexToBytes, writeHex } from './hex.ts';
 import { readI64BE } from './int.ts';
 import type { Verifier } from './keys.ts';
-import { type Vote, VOTE_BYTES, voteMessage } from './vote.ts';
+import { type Vote, VOTE_BYTES, writeVoteMessage } from './vote.ts';
 
 /**
  * Batch-signed votes (this node's extension, issue #18; README "What travels between nodes"): one
@@ -83,7 +83,7 @@ export function encodeSignedVoteBatch(
     throw new ProtocolError('ERR_FIELD_RANGE', 'out of u128 range', 'weight');
   const out = new Uint8Array(HEADER + votes.length * ENTRY + SIG);
   out[0] = VOTE_BATCH_TYPE;
-  out.set(hexToBytes(repPubKey, 32, 'rep_pub_key'), 1);
+  writeHex(out, 1, repPubKey, 32, 'rep_pub_key');
   let w = weight;
   for (let i = 48; i >= 33; i--) {
     out[i] = Number(w & 0xffn);
@@ -98,8 +98,8 @@ export function encodeSignedVoteBatch(
     if (seen.has(id)) throw new ProtocolError('ERR_DUPLICATE', 'the same vote twice', `votes[${i}]`);
     seen.add(id);
     const at = HEADER + i * ENTRY;
-    out.set(voteMessage(v), at);
-    out.set(hexToBytes(v.signature, 64, `votes[${i}].signature`), at + VOTE_BYTES);
+    writeVoteMessage(out, at, v);
+    writeHex(out, at + VOTE_BYTES, v.signature, 64, `votes[${i}].signature`);
   });
   const bodyEnd = out.length - SIG;
   out.set(sign(voteBatchMessage(out.subarray(0, bodyEnd), digest)), bodyEnd);

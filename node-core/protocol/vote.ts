@@ -1,4 +1,4 @@
-import { bytesToHex, hexToBytes } from './hex.ts';
+import { bytesToHex, hexToBytes, writeHex } from './hex.ts';
 import { writeU64BE } from './int.ts';
 import { signBytes, type Verifier, verifyBytes } from './keys.ts';
 
@@ -22,14 +22,24 @@ export const VOTE_BYTES = 138;
 
 export function voteMessage(v: Vote): Uint8Array {
   const out = new Uint8Array(VOTE_BYTES);
-  out[0] = 0x02;
-  out.set(hexToBytes(v.rep_pub_key, 32, 'rep_pub_key'), 1);
-  out.set(hexToBytes(v.block_hash, 32, 'block_hash'), 33);
-  out.set(hexToBytes(v.account, 32, 'account'), 65);
-  out.set(hexToBytes(v.previous === '0' ? '0'.repeat(64) : v.previous, 32, 'previous'), 97);
-  writeU64BE(out, 129, v.timestamp);
-  out[137] = v.final ? 1 : 0;
+  writeVoteMessage(out, 0, v);
   return out;
+}
+
+/**
+ * The vote's signed bytes written into `out` at `offset` (a batch's entry, protocol/vote-batch.ts):
+ * one array a vote where decoding each field to an array of its own took five.
+ */
+export function writeVoteMessage(out: Uint8Array, offset: number, v: Vote): void {
+  out[offset] = 0x02;
+  writeHex(out, offset + 1, v.rep_pub_key, 32, 'rep_pub_key');
+  writeHex(out, offset + 33, v.block_hash, 32, 'block_hash');
+  writeHex(out, offset + 65, v.account, 32, 'account');
+  // An opening block's vote names no previous: 32 zero bytes.
+  if (v.previous === '0') out.fill(0, offset + 97, offset + 129);
+  else writeHex(out, offset + 97, v.previous, 32, 'previous');
+  writeU64BE(out, offset + 129, v.timestamp);
+  out[offset + 137] = v.final ? 1 : 0;
 }
 
 /** Signs a vote; `sign` lets the node use its native signer (same signatures: Ed25519 is deterministic). */

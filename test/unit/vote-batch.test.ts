@@ -4,7 +4,13 @@ import { isProtocolError } from '../../node-core/protocol/errors.ts';
 import { sha256 } from '../../node-core/protocol/hash.ts';
 import { bytesToHex, hexToBytes } from '../../node-core/protocol/hex.ts';
 import { keyPairFromSeed, signBytes, verifyBytes } from '../../node-core/protocol/keys.ts';
-import { signVote, type Vote, verifyVote, voteMessage } from '../../node-core/protocol/vote.ts';
+import {
+  signVote,
+  type Vote,
+  verifyVote,
+  voteMessage,
+  writeVoteMessage,
+} from '../../node-core/protocol/vote.ts';
 import {
   decodeSignedVoteBatch,
   encodeSignedVoteBatch,
@@ -54,6 +60,20 @@ describe('batch-signed votes (protocol/vote-batch.ts)', () => {
     expect(verifyVoteBatch(b, verifyBytes)).toBe(true);
     // Each vote's own signature travels intact, for peers that take only single votes.
     for (const v of b.votes) expect(verifyVote(v, verifyBytes)).toBe(true);
+  });
+
+  it("writes a vote's signed bytes in place exactly as voteMessage gives them, and nothing around them", () => {
+    for (const v of [vote(0), vote(1, false)]) {
+      // Over bytes already set: an opening block's zero previous is written, not assumed.
+      const out = new Uint8Array(300).fill(0xff);
+      writeVoteMessage(out, 100, v);
+      expect(bytesToHex(out.subarray(100, 238))).toBe(bytesToHex(voteMessage(v)));
+      expect(out.subarray(0, 100).every((b) => b === 0xff)).toBe(true);
+      expect(out.subarray(238).every((b) => b === 0xff)).toBe(true);
+    }
+    expect(
+      code(() => writeVoteMessage(new Uint8Array(138), 0, { ...vote(1), account: 'AB'.repeat(32) })),
+    ).toBe('ERR_HEX');
   });
 
   it('is pinned: the bytes of a fixed batch (a format change shows here)', () => {
