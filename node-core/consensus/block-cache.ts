@@ -59,6 +59,8 @@ export class BlockCache {
       this.hits += 1;
       return e;
     }
+    // An entry that no longer matches is dropped whatever the store says now.
+    if (e !== undefined) this.held.delete(hash);
     return this.read(hash);
   }
 
@@ -74,11 +76,9 @@ export class BlockCache {
 
   private read(hash: string): HeldBlock | undefined {
     this.misses += 1;
+    // Only after a miss in `held` or a stale entry dropped: nothing to drop for a block not stored.
     const rec = this.source.getBlock(hash);
-    if (rec === undefined) {
-      this.held.delete(hash);
-      return undefined;
-    }
+    if (rec === undefined) return undefined;
     const e = { block: rec.block, height: rec.height };
     this.held.set(hash, e);
     return e;

@@ -270,16 +270,16 @@ export class Consensus {
    * so its own signature is not checked again; everything else is as for a single vote.
    */
   onVote(v: SignedVote, authenticated = false): VoteVerdict {
-    if (!this.worthChecking(v)) return 'ignore';
-    const last = this.book.lastSeen(v.rep_pub_key, v.block_hash, v.final);
-    const position = `${v.account}:${v.previous === '0' ? ZERO_HASH : v.previous}`;
+    const admitted = this.admit(v);
+    if (admitted === undefined) return 'ignore';
+    const { last, position } = admitted;
     if (!authenticated && !verifyVote(v, this.verify)) return 'reject';
     // Charged only once verified, so forged votes cannot spend a real representative's budget.
     if (!v.final) this.throttle.charge(v.rep_pub_key, position);
     const rep = this.repAddress(v.rep_pub_key);
     if (this.weights().weight(rep) === 0n) return 'ignore';
     this.book.heardFrom(rep);
-    const settled = this.finalizedAt(position);
+    const settled = this.settledAtPosition(v.account, v.previous === '0' ? ZERO_HASH : v.previous);
     if (settled !== undefined) this.answerLaggard(position, settled, v, last !== undefined);
     // One for the wrong position is not counted (C-13).
     const onChain = this.blocks.get(v.block_hash);
@@ -321,14 +321,23 @@ export class Consensus {
    * ahead of onVote (net/vote-intake.ts) ask first, so no one can buy signature work this way.
    */
   worthChecking(v: SignedVote): boolean {
+    return this.admit(v) !== undefined;
+  }
+
+  /**
+   * worthChecking's question, answered with what onVote goes on with: the newest copy of the vote
+   * counted before (undefined: none) and the vote's position; undefined when it is set aside.
+   */
+  private admit(v: SignedVote): { last: bigint | undefined; position: string } | undefined {
     const last = this.book.lastSeen(v.rep_pub_key, v.block_hash, v.final);
-    if (last !== undefined && v.timestamp <= last) return false;
+    if (last !== undefined && v.timestamp <= last) return undefined;
     const now = this.now();
-    if (v.timestamp > now + VOTE_WINDOW_NS || v.timestamp < now - VOTE_WINDOW_NS) return false;
-    if (this.book.isAbandoned(v.block_hash) && !this.holds(v.block_hash)) return false;
+    if (v.timestamp > now + VOTE_WINDOW_NS || v.timestamp < now - VOTE_WINDOW_NS) return undefined;
+    if (this.book.isAbandoned(v.block_hash) && !this.holds(v.block_hash)) return undefined;
     // A vote names its block's chain position (account:previous): the election it belongs to.
     const position = `${v.account}:${v.previous === '0' ? ZERO_HASH : v.previous}`;
-    return v.final || this.throttle.allows(v.rep_pub_key, position);
+    if (!v.final && !this.throttle.allows(v.rep_pub_key, position)) return undefined;
+    return { last, position };
   }
 
   /**
@@ -337,30 +346,34 @@ export class Consensus {
    */
   private finalizedAt(position: string): string | undefined {
     const [account, previous] = position.split(':') as [string, string];
-    let height = 1;
-    if (previous !== ZERO_HASH) {
-      const parent = this.heightOnChain(account, previous);
-      if (parent === undefined) return undefined;
-      height = parent + 1;
-    }
-    if (height > this.finalHeight(account)) return undefined;
-    return this.ledger.hashAt(account, height);
+    return this.settledAtPosition(account, previous);
   }
 
   /**
-   * The height of `hash` on `account`'s chain, or undefined when the chain does not hold it. A vote
-   * names its block's parent, which is nearly always the chain's frontier (the vote came before its
-   * block) or the block under it: found by the account record and one index read. Reading the
-   * parent block itself cost a receiving node ~40 µs per vote in the three-node benchmark (issue
-   * #18); any other block goes through the block cache as before.
+   * finalizedAt for a position given as its account and `previous` (in full, zeros for an opening
+   * block): onVote has them apart, and splitting the position again cost a vote two strings.
+   *
+   * A vote names its block's parent, which is nearly always the chain's frontier (the vote came
+   * before its block) or the block under it: found by the account record and one index read.
+   * Reading the parent block itself cost a receiving node ~40 µs per vote in the three-node
+   * benchmark (issue #18); any other block goes through the block cache as before.
    */
-  private heightOnChain(account: string, hash: string): number | undefined {
+  private settledAtPosition(account: string, previous: string): string | undefined {
+    if (previous === ZERO_HASH) return this.settledAt(account, 1);
     const acct = this.ledger.accountHead(account);
     if (!acct) return undefined;
-    if (acct.frontier === hash) return acct.height;
-    if (acct.height > 1 && this.ledger.hashIsAt(account, acct.height - 1, hash)) return acct.height - 1;
-    const parent = this.blocks.get(hash);
-    return parent && parent.block.account === account ? parent.height : undefined;
+    if (acct.frontier === previous) return this.settledAt(account, acct.height + 1);
+    if (acct.height > 1 && this.ledger.hashIsAt(account, acct.height - 1, previous))
+      return this.settledAt(account, acct.height);
+    const parent = this.blocks.get(previous);
+    return parent && parent.block.account === account
+      ? this.settledAt(account, parent.height + 1)
+      : undefined;
+  }
+
+  /** The hash at `height` of `account`'s chain if that height is final here (or decided), else undefined. */
+  private settledAt(account: string, height: number): string | undefined {
+    return height > this.finalHeight(account) ? undefined : this.ledger.hashAt(account, height);
   }
 
   /**
