@@ -13,9 +13,10 @@ import type { FastifyServerOptions } from 'fastify';
  * Validators generated ahead of time (validators.generated.ts, `npm run gen:validators`: Ajv's own
  * standalone code for each route's schema, with the same options) are used as they are, and Ajv
  * is not loaded at all: after a start, loading Ajv and compiling JSON Schema's meta-schema were the
- * two largest turns of the node's thread (30-64 ms each), and the validators' warm-up took about
- * 200 ms of CPU in all. A schema the generated file does not hold (changed since it was generated:
- * test/integration/route-validators.test.ts fails then) is compiled lazily, as before.
+ * two largest turns of the node's thread (25-40 ms each after an idle start, 50-64 ms with the other
+ * core busy), with a dozen more of 8-17 ms. A schema the generated file does not hold (changed since
+ * it was generated: test/integration/route-validators.test.ts fails then) is compiled lazily, as
+ * before.
  */
 
 /** Fastify's own packages, resolved from fastify (whose dependencies they are). */
