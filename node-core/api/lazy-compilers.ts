@@ -52,10 +52,10 @@ export interface LazyCompilers {
  * A generated validator: Ajv's standalone module source as a function of the CommonJS `require` it
  * resolves Ajv's small runtime helpers with (ajv/dist/runtime/...) and of its `module`.
  */
-export type PrecompiledValidator = (require: NodeJS.Require, module: { exports: unknown }) => void;
+export type PrecompiledValidator = (require: (id: string) => unknown, module: { exports: unknown }) => void;
 
 export interface CompilerOptions {
-  /** Validators generated ahead of time, by validatorKey (validators.generated.ts by default). */
+  /** Validators generated ahead of time, by key (keyWith; validators.generated.ts by default). */
   precompiled?: Readonly<Record<string, PrecompiledValidator>>;
   /**
    * Generation (scripts/gen-validators.ts): every validator is compiled by Ajv, none taken from
@@ -64,17 +64,30 @@ export interface CompilerOptions {
   onSource?: (key: string, source: string) => void;
 }
 
+/** The JSON a builder's validators share in their keys' digests (computed once per builder). */
+function builderJson(externalSchemas: unknown, options: unknown): string {
+  return `${JSON.stringify(externalSchemas) ?? 'null'},${JSON.stringify(options) ?? 'null'}`;
+}
+
 /**
  * A validator's key: the route, the part of the request, and a digest of everything its code
- * depends on (the schema, the shared schemas, the compiler's options), so a changed schema never
- * meets a stale generated validator.
+ * depends on (the schema, and in `shared` the builder's shared schemas and compiler options: the
+ * digest is of `[schema, externalSchemas, options]`), so a changed schema never meets a stale
+ * generated validator.
  */
-export function validatorKey(route: RouteSchema, externalSchemas: unknown, options: unknown): string {
+function keyWith(route: RouteSchema, shared: string): string {
   const digest = createHash('sha256')
-    .update(JSON.stringify([route.schema, externalSchemas, options]))
+    .update(`[${JSON.stringify(route.schema) ?? 'null'},${shared}]`)
     .digest('hex')
     .slice(0, 16);
   return `${route.method} ${route.url} ${route.httpPart} ${digest}`;
+}
+
+/** Requires from fastify's Ajv compiler package: Ajv's own copy, its runtime helpers, ajv-formats. */
+let ajvCompilerRequire: NodeJS.Require | undefined;
+function fromAjvCompiler(id: string): unknown {
+  ajvCompilerRequire ??= createRequire(fastifyRequire.resolve('@fastify/ajv-compiler'));
+  return ajvCompilerRequire(id);
 }
 
 /** Fastify's Ajv compiler keeps its Ajv instance under this symbol when asked for source code. */
@@ -83,12 +96,10 @@ const AJV_REFERENCE = Symbol.for('fastify.ajv-compiler.reference');
 export function lazyCompilers(opts: CompilerOptions = {}): LazyCompilers {
   const onSource = opts.onSource;
   const precompiled = onSource === undefined ? opts.precompiled : undefined;
-  // Resolves what generated validators require: Ajv's runtime helpers, from the compiler's own Ajv.
-  let runtimeRequire: NodeJS.Require | undefined;
+  // What generated validators require (Ajv's runtime helpers) comes from the compiler's own Ajv.
   const restore = (make: PrecompiledValidator): Validate => {
-    runtimeRequire ??= createRequire(fastifyRequire.resolve('@fastify/ajv-compiler'));
     const module = { exports: undefined as unknown };
-    make(runtimeRequire, module);
+    make(fromAjvCompiler, module);
     return module.exports as Validate;
   };
   const pending = new Set<() => void>();
@@ -128,6 +139,8 @@ export function lazyCompilers(opts: CompilerOptions = {}): LazyCompilers {
       // formats from ajv-formats (Ajv's code options: neither changes what is valid).
       const buildOptions = counted && onSource !== undefined ? withSourceCode(options) : options;
       const compiler = () => (real ??= load()(externalSchemas, buildOptions));
+      // Keys only where there is something to match them with or to hand them to.
+      const shared = counted && (precompiled || onSource) ? builderJson(externalSchemas, options) : undefined;
       if (counted)
         preparing.push(
           () => selector === undefined && (load(), true),
@@ -135,7 +148,7 @@ export function lazyCompilers(opts: CompilerOptions = {}): LazyCompilers {
           () => real === undefined && (compiler(), true),
         );
       return (route) => {
-        const key = counted ? validatorKey(route, externalSchemas, options) : '';
+        const key = shared === undefined ? '' : keyWith(route, shared);
         const made = precompiled?.[key];
         if (made !== undefined) {
           // Made on first use as well: fastify asks for every route's as the server is built.
@@ -200,8 +213,7 @@ function deferred(get: () => Validate): Validate {
 /** The compiler's options with Ajv's standalone code options added (generation only). */
 function withSourceCode(options: unknown): unknown {
   const o = options as { customOptions?: { code?: object } };
-  const ajvRequire = createRequire(fastifyRequire.resolve('@fastify/ajv-compiler'));
-  const { _ } = ajvRequire('ajv') as { _: (s: TemplateStringsArray) => unknown };
+  const { _ } = fromAjvCompiler('ajv') as { _: (s: TemplateStringsArray) => unknown };
   const formats = _`require("ajv-formats/dist/formats").fullFormats`;
   return {
     ...o,
@@ -218,8 +230,8 @@ function sourceOf(
 ): void {
   const ajv = (compile as unknown as Record<symbol, { ajv: unknown } | undefined>)[AJV_REFERENCE]?.ajv;
   if (ajv === undefined) throw new Error('the validator compiler keeps no Ajv instance (code.source unset?)');
-  const ajvRequire = createRequire(fastifyRequire.resolve('@fastify/ajv-compiler'));
-  const standalone = (ajvRequire('ajv/dist/standalone') as { default: (ajv: unknown, fn: unknown) => string })
-    .default;
+  const standalone = (
+    fromAjvCompiler('ajv/dist/standalone') as { default: (ajv: unknown, fn: unknown) => string }
+  ).default;
   onSource(key, standalone(ajv, fn));
 }
