@@ -836,6 +836,7 @@ export interface NodeRoutes {
       start_time?: number | bigint;
       certificate_hash?: string;
       settled: boolean;
+      renewal_count?: number | bigint;
       renewals?: Array<JsonValue>;
       emission?: string;
       [key: string]: unknown;
@@ -860,10 +861,26 @@ export interface NodeRoutes {
       start_time?: number | bigint;
       certificate_hash?: string;
       settled: boolean;
+      renewal_count?: number | bigint;
       renewals?: Array<JsonValue>;
       emission?: string;
       [key: string]: unknown;
     };
+  };
+  'GET /leases/{hash}/renewals': {
+    params: { hash: string };
+    query: { offset?: string; limit?: string };
+    body: undefined;
+    response: Array<{
+      renew_hash: string;
+      duration: number | bigint;
+      cost: string;
+      start_time: number | bigint;
+      locked_r?: number | bigint;
+      locked_payout_cap?: number | bigint;
+      locked_twap_milli?: number | bigint;
+      [key: string]: unknown;
+    }>;
   };
   'POST /attestation/request': {
     params: Record<string, never>;
@@ -2265,6 +2282,7 @@ export interface ProxyRoutes {
       start_time?: number | bigint;
       certificate_hash?: string;
       settled: boolean;
+      renewal_count?: number | bigint;
       renewals?: Array<JsonValue>;
       emission?: string;
       [key: string]: unknown;
@@ -2289,10 +2307,26 @@ export interface ProxyRoutes {
       start_time?: number | bigint;
       certificate_hash?: string;
       settled: boolean;
+      renewal_count?: number | bigint;
       renewals?: Array<JsonValue>;
       emission?: string;
       [key: string]: unknown;
     };
+  };
+  'GET /leases/{hash}/renewals': {
+    params: { hash: string };
+    query: { offset?: string; limit?: string };
+    body: undefined;
+    response: Array<{
+      renew_hash: string;
+      duration: number | bigint;
+      cost: string;
+      start_time: number | bigint;
+      locked_r?: number | bigint;
+      locked_payout_cap?: number | bigint;
+      locked_twap_milli?: number | bigint;
+      [key: string]: unknown;
+    }>;
   };
   'POST /attestation/request': {
     params: Record<string, never>;
@@ -3121,6 +3155,12 @@ export const ROUTES = [
     idempotent: false,
   },
   {
+    method: 'GET',
+    path: '/leases/{hash}/renewals',
+    admin: false,
+    idempotent: false,
+  },
+  {
     method: 'POST',
     path: '/attestation/request',
     admin: false,
@@ -3424,6 +3464,7 @@ export const PROXY_ROUTE_KEYS = [
   'GET /conflicts/{account}',
   'GET /leases',
   'GET /leases/{hash}',
+  'GET /leases/{hash}/renewals',
   'POST /attestation/request',
   'GET /certificate',
   'GET /certificate/hash/{hash}',

@@ -63,14 +63,28 @@ export interface LeaseInfo {
   certificate_hash?: string;
   settled: boolean;
   accept_hash?: string;
+  /** Renewals in all. */
+  renewal_count: number;
+  /** The latest renewals, oldest first (all of them: Leasing.renewals). */
   renewals: LeaseRenewal[];
   created_at: bigint;
   /** micro-XE the provider's settle was paid (settled leases only). */
   emission?: bigint;
 }
 
+function parseRenewal(raw: unknown): LeaseRenewal {
+  const x = obj(raw);
+  return {
+    renew_hash: str(x.renew_hash),
+    duration: big(x.duration),
+    cost: big(x.cost),
+    start_time: big(x.start_time),
+  };
+}
+
 export function parseLease(raw: unknown): LeaseInfo {
   const o = obj(raw);
+  const renewals = (Array.isArray(o.renewals) ? o.renewals : []).map(parseRenewal);
   return {
     lease_hash: str(o.lease_hash),
     state: str(o.state),
@@ -87,15 +101,9 @@ export function parseLease(raw: unknown): LeaseInfo {
     ...(typeof o.certificate_hash === 'string' ? { certificate_hash: o.certificate_hash } : {}),
     settled: o.settled === true,
     ...(typeof o.accept_hash === 'string' ? { accept_hash: o.accept_hash } : {}),
-    renewals: (Array.isArray(o.renewals) ? o.renewals : []).map((r) => {
-      const x = obj(r);
-      return {
-        renew_hash: str(x.renew_hash),
-        duration: big(x.duration),
-        cost: big(x.cost),
-        start_time: big(x.start_time),
-      };
-    }),
+    // A node from before the count listed every renewal.
+    renewal_count: o.renewal_count !== undefined ? num(o.renewal_count) : renewals.length,
+    renewals,
     created_at: big(o.created_at),
     ...(o.emission !== undefined ? { emission: big(o.emission) } : {}),
   };
@@ -277,6 +285,26 @@ export class LeasingClient {
     if (r.status === 404) return undefined;
     if (r.status >= 400) throw apiErrorOf(r.status, r.body, 'GET', `/leases/${hash}`, r.headers);
     return parseLease(r.body);
+  }
+
+  /**
+   * A page of a lease's renewals, oldest first, and how many it has in all; undefined when the node
+   * does not know the lease.
+   */
+  async renewals(
+    hash: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; renewals: LeaseRenewal[] } | undefined> {
+    const path = `/leases/${hash}/renewals${q({ offset: String(offset), limit: String(limit) })}`;
+    const r = await this.client.request('GET', path);
+    if (r.status === 404) return undefined;
+    if (r.status >= 400) throw apiErrorOf(r.status, r.body, 'GET', path, r.headers);
+    const list = Array.isArray(r.body) ? r.body : [];
+    return {
+      total: Number(r.headers.get('x-total-count') ?? list.length),
+      renewals: list.map(parseRenewal),
+    };
   }
 
   /** A provider's newest certificate; undefined when none is known. */

@@ -142,11 +142,14 @@ export class LeaseBook {
     this.store.leaseRenewals.putSync(renewalKey(leaseHash, index), encodeRenewal(r));
   }
 
-  /** A lease's renewals, oldest first (the record has their count and sums). */
-  renewalsOf(leaseHash: string): LeaseRenewal[] {
-    return [...this.store.leaseRenewals.getRange(prefixRange(`${leaseHash}:`))].map(({ value }) =>
-      decodeRenewal(value),
-    );
+  /**
+   * A lease's renewals, oldest first, from the `offset`th (from 0) and at most `limit` of them (the
+   * record has their count and sums): one range read of the page, whatever the lease holds.
+   */
+  renewalsOf(leaseHash: string, offset = 0, limit = Number.MAX_SAFE_INTEGER): LeaseRenewal[] {
+    if (limit <= 0) return [];
+    const range = { ...prefixRange(`${leaseHash}:`), start: renewalKey(leaseHash, offset), limit };
+    return [...this.store.leaseRenewals.getRange(range)].map(({ value }) => decodeRenewal(value));
   }
 
   /** Removes renewals `from` and up of a lease (a rollback of them). */

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LeaseRenewal } from '../../node-core/leasing/records.ts';
 import { leaseCost } from '../../node-core/protocol/lease-cost.ts';
 import { SHORT_WINDOWS } from '../helpers/lease-kit.ts';
 import { Account, http, kitOf } from '../helpers/ledger-kit.ts';
@@ -256,5 +257,78 @@ describe('leasing in Chromium against a providing node (sandbox driver)', () => 
     expect(await page.getByTestId('vms').innerText()).toMatch(/no VM boundary/);
     expect(await attr('provider-certificate', 'data-valid')).toBe('true');
     await shot('13-provider');
+  });
+
+  it('pages the renewals of a lease held for a long time, the latest first', async () => {
+    // A settled lease of this account with 130 renewals, written into the node's store as the renew
+    // rule leaves them (130 real renewals would take minutes of blocks): the window asks for pages.
+    const R = 130;
+    const hash = 'ab'.repeat(32);
+    const renewal = (k: number): LeaseRenewal => ({
+      renew_hash: k.toString(16).padStart(64, 'e'),
+      duration: 60n,
+      cost: 1_000n,
+      start_time: 1_790_000_000_000_000_000n + BigInt(k + 1) * 60_000_000_000n,
+      locked_r: 5n,
+      locked_payout_cap: 9n,
+      locked_twap_milli: 1_000n,
+    });
+    const t = ui.node.node;
+    await t.store.transaction(() => {
+      t.ledger.leases.put({
+        lease_hash: hash,
+        state: 'settled',
+        consumer: user,
+        provider: 'b'.repeat(64),
+        vcpus: 1n,
+        memory_mb: 256n,
+        disk_gb: 1n,
+        duration: 60n * BigInt(R + 1),
+        cost: 1_000n * BigInt(R + 1),
+        stake: 0n,
+        start_time: 1_790_000_000_000_000_000n,
+        settled: true,
+        locked_r: 5n,
+        locked_payout_cap: 9n,
+        locked_twap_milli: 1_000n,
+        renewal_count: R,
+        renewed_cost: 1_000n * BigInt(R),
+        renewal_emission: 0n,
+        created_at: 1_789_999_999_000_000_000n,
+      });
+      for (let k = 0; k < R; k++) t.ledger.leases.putRenewal(hash, k, renewal(k));
+    });
+    // Within the open window (a reload would lock its keystore).
+    await page.evaluate((h) => {
+      window.location.hash = `#/leasing/lease/${h}/renewals`;
+    }, hash);
+    const range = page.getByTestId('renewals-range');
+    await range.waitFor();
+    expect(await range.innerText()).toBe('81-130 of 130');
+    const rows = page.getByTestId('renewal-row');
+    expect(await rows.count()).toBe(50);
+    expect(await rows.last().innerText()).toContain(renewal(R - 1).renew_hash.slice(-8));
+    await page.getByRole('button', { name: 'Earlier' }).click();
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="renewals-range"]')?.textContent === '31-80 of 130',
+    );
+    await page.getByRole('button', { name: 'Earlier' }).click();
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="renewals-range"]')?.textContent === '1-50 of 130',
+    );
+    expect(await page.getByRole('button', { name: 'Earlier' }).isDisabled()).toBe(true);
+    expect(await rows.first().innerText()).toContain(renewal(0).renew_hash.slice(-8));
+    await page.getByTestId('renewals-later').click();
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="renewals-range"]')?.textContent === '51-100 of 130',
+    );
+    await page.getByTestId('renewals-later').click();
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="renewals-range"]')?.textContent === '81-130 of 130',
+    );
+    expect(await page.getByTestId('renewals-later').isDisabled()).toBe(true);
+    await shot('14-renewals-paged');
+    await page.getByTestId('lease-tab-details').click();
+    expect(await page.getByTestId('lease-duration-secs').innerText()).toContain('130 renewals');
   });
 });

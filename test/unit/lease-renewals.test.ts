@@ -93,6 +93,27 @@ describe('lease renewals', () => {
     expect(book.renewalsOf(hash)).toEqual([]);
   });
 
+  it('reads a page of renewals by index, not the whole list', () => {
+    const { store } = stores.open();
+    const book = new LeaseBook(store);
+    const [hash, other] = [hex(3, 0xaaaa), hex(4, 0xaaaa)];
+    const R = 120;
+    book.put(lease(hash, R));
+    for (let k = 0; k < R; k++) book.putRenewal(hash, k, renewal(k));
+    // A neighbour's renewals, whose keys sort right after: never part of the page.
+    book.put(lease(other, 3));
+    for (let k = 0; k < 3; k++) book.putRenewal(other, k, renewal(1_000 + k));
+    const all = Array.from({ length: R }, (_, k) => renewal(k));
+    expect(book.renewalsOf(hash)).toEqual(all);
+    expect(book.renewalsOf(hash, 0, 20)).toEqual(all.slice(0, 20));
+    expect(book.renewalsOf(hash, 100, 20)).toEqual(all.slice(100));
+    expect(book.renewalsOf(hash, 110, 50)).toEqual(all.slice(110));
+    expect(book.renewalsOf(hash, 99, 1)).toEqual([renewal(99)]);
+    expect(book.renewalsOf(hash, R, 10)).toEqual([]);
+    expect(book.renewalsOf(hash, 5, 0)).toEqual([]);
+    expect(book.renewalsOf(other, 1)).toEqual([renewal(1_001), renewal(1_002)]);
+  });
+
   it('moves the renewals of a store that kept them in the records, once, at open; its undo entries still roll back', async () => {
     const { dir, store } = stores.open();
     new LeaseBook(store); // a store of today: marked as moved

@@ -32,6 +32,7 @@ function lease(over: Partial<LeaseInfo> = {}): LeaseInfo {
     stake: 0n,
     start_time: T0,
     settled: false,
+    renewal_count: 0,
     renewals: [],
     created_at: T0 - S,
     ...over,

@@ -18,7 +18,30 @@ import { errorSchema, hex64, lower, page, type Page, pageQuery } from './common.
  * signs attestations only as a listed timekeeper, so its signature always counts.
  */
 
-/** A lease in the contract's Lease shape, plus `state` and `renewals`; amounts as strings (D3). */
+/**
+ * Renewals a lease's answer carries, the latest: a lease held by a renewal a minute has 10,080 after a
+ * week, and its answer listed them all (1.2 MB, and a page of `GET /leases` one such answer per
+ * lease). The rest are paged by `GET /leases/{hash}/renewals`.
+ */
+export const INLINE_RENEWALS = 20;
+
+/** A lease's latest INLINE_RENEWALS renewals, oldest first. */
+function latestRenewals(node: LedgerNode, r: LeaseRecord): LeaseRenewal[] {
+  return node.ledger.leases.renewalsOf(
+    r.lease_hash,
+    Math.max(0, r.renewal_count - INLINE_RENEWALS),
+    INLINE_RENEWALS,
+  );
+}
+
+function renewalJson(x: LeaseRenewal): Record<string, unknown> {
+  return { ...x, cost: x.cost.toString() };
+}
+
+/**
+ * A lease in the contract's Lease shape, plus `state`, `renewal_count` and `renewals` (the latest
+ * renewals, oldest first); amounts as strings (D3).
+ */
 export function leaseJson(r: LeaseRecord, renewals: LeaseRenewal[]): Record<string, unknown> {
   return {
     lease_hash: r.lease_hash,
@@ -43,7 +66,8 @@ export function leaseJson(r: LeaseRecord, renewals: LeaseRenewal[]): Record<stri
         }
       : {}),
     ...(r.accept_hash ? { accept_hash: r.accept_hash } : {}),
-    renewals: renewals.map((x) => ({ ...x, cost: x.cost.toString() })),
+    renewal_count: r.renewal_count,
+    renewals: renewals.map(renewalJson),
     created_at: r.created_at,
     // What the provider's settle was paid (an extension): the XE emission at the locked parameters.
     ...(r.state === 'settled' ? { emission: leaseTotalEmission(r).toString() } : {}),
@@ -68,11 +92,32 @@ const leaseSchema: JsonSchema = {
     start_time: { type: 'integer', description: 'attested start, Unix ns (0 until accepted)' },
     certificate_hash: { type: 'string' },
     settled: { type: 'boolean' },
-    renewals: { type: 'array', description: 'lease_renew extensions (an extension of this node)' },
+    renewal_count: {
+      type: 'integer',
+      description: 'lease_renew extensions in all (an extension of this node)',
+    },
+    renewals: {
+      type: 'array',
+      description: `the latest ${INLINE_RENEWALS} lease_renew extensions, oldest first (an extension of this node; all: GET /leases/{hash}/renewals)`,
+    },
     emission: {
       type: 'string',
       description: 'micro-XE the settle paid the provider (settled leases; an extension of this node)',
     },
+  },
+};
+
+const renewalSchema: JsonSchema = {
+  type: 'object',
+  required: ['renew_hash', 'duration', 'cost', 'start_time'],
+  properties: {
+    renew_hash: { type: 'string', description: 'hash of the lease_renew block' },
+    duration: { type: 'integer', description: 'seconds added' },
+    cost: { type: 'string', description: 'XUSD micro-units it escrowed' },
+    start_time: { type: 'integer', description: 'its attested time, Unix ns' },
+    locked_r: { type: 'integer' },
+    locked_payout_cap: { type: 'integer' },
+    locked_twap_milli: { type: 'integer' },
   },
 };
 
@@ -127,7 +172,7 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
           limit,
         );
         reply.header('x-total-count', String(total));
-        return leases.map((r) => leaseJson(r, node.ledger.leases.renewalsOf(r.lease_hash)));
+        return leases.map((r) => leaseJson(r, latestRenewals(node, r)));
       },
     }),
     defineRoute<{ params: { hash: string } }>({
@@ -141,9 +186,27 @@ export function leasingRoutes(node: LedgerNode): RouteDef[] {
         if (!r) throw ApiError.notFound('lease not found');
         // `hold` only when the node account holds (or held) it: POST /lease/{hash}/hold.
         return {
-          ...leaseJson(r, node.ledger.leases.renewalsOf(r.lease_hash)),
+          ...leaseJson(r, latestRenewals(node, r)),
           ...leaseHoldJson(node, r.lease_hash),
         };
+      },
+    }),
+    defineRoute<{ params: { hash: string }; query: Page }>({
+      method: 'GET',
+      path: '/leases/:hash/renewals',
+      description: "a lease's renewals (lease_renew extensions), oldest first; paged, X-Total-Count",
+      auth: 'none',
+      schema: {
+        params: hashParam('hash'),
+        querystring: pageQuery,
+        response: { 200: { type: 'array', items: renewalSchema }, 404: errorSchema },
+      },
+      async handler(req, reply) {
+        const r = node.ledger.leases.get(lower(req.params.hash));
+        if (!r) throw ApiError.notFound('lease not found');
+        const { offset, limit } = page(req.query);
+        reply.header('x-total-count', String(r.renewal_count));
+        return node.ledger.leases.renewalsOf(r.lease_hash, offset, limit).map(renewalJson);
       },
     }),
     defineRoute({

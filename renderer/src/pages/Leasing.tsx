@@ -1,4 +1,4 @@
-import { useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent } from 'react';
 import type { LeaseInfo, LeaseOffer, NodeLeasing, ProviderInfo } from '../../../node-core/client/leasing.ts';
 import { type LeaseDimensions } from '../../../node-core/protocol/lease-cost.ts';
@@ -649,7 +649,8 @@ function Details({
         </dd>
         <dt>Duration</dt>
         <dd data-testid="lease-duration-secs" data-secs={lease.duration.toString()}>
-          {spanText(lease.duration)} ({lease.renewals.length} renewal{lease.renewals.length === 1 ? '' : 's'})
+          {spanText(lease.duration)} ({lease.renewal_count.toLocaleString('en')} renewal
+          {lease.renewal_count === 1 ? '' : 's'})
         </dd>
         <dt>Cost (escrowed)</dt>
         <dd>
@@ -870,35 +871,7 @@ function Renewals({
           </div>
         </section>
       )}
-      <section className="card">
-        <h3>Renewals</h3>
-        {lease.renewals.length === 0 ? (
-          <Empty>None yet.</Empty>
-        ) : (
-          <table data-testid="renewals">
-            <thead>
-              <tr>
-                <th>Renewal</th>
-                <th>At</th>
-                <th className="num">Extension</th>
-                <th className="num">Cost</th>
-              </tr>
-            </thead>
-            <tbody>
-              {lease.renewals.map((r) => (
-                <tr key={r.renew_hash} data-testid="renewal-row">
-                  <td className="mono">{short(r.renew_hash)}</td>
-                  <td>{timeOf(r.start_time)}</td>
-                  <td className="num">{spanText(r.duration)}</td>
-                  <td className="num">
-                    <Amount micro={r.cost} asset="XUSD" />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <RenewalHistory lease={lease} />
     </>
   );
 }
@@ -1041,5 +1014,90 @@ function Meter({ label, used, total }: { label: string; used: bigint; total: big
         {used.toString()} / {total.toString()}
       </span>
     </div>
+  );
+}
+
+/** Renewals a page of the history shows. */
+const RENEWALS_PAGE = 50;
+
+/**
+ * A lease's renewals, a page at a time, the latest page first: a lease kept by a renewal a minute
+ * has 10,080 after a week, and the lease itself carries only the latest (GET /leases/{hash}/renewals
+ * pages the rest).
+ */
+function RenewalHistory({ lease }: { lease: LeaseInfo }) {
+  const total = lease.renewal_count;
+  // undefined: the latest page, which follows new renewals as they come.
+  const [offset, setOffset] = useState<number | undefined>(undefined);
+  const latest = Math.max(0, total - RENEWALS_PAGE);
+  const at = Math.min(offset ?? latest, latest);
+  const inline = total <= lease.renewals.length;
+  const page = useQuery({
+    queryKey: [...lk.lease(lease.lease_hash), 'renewals', at, total],
+    queryFn: async () => ({ at, page: await leasing().renewals(lease.lease_hash, at, RENEWALS_PAGE) }),
+    enabled: !inline,
+    placeholderData: keepPreviousData,
+  });
+  // The page on screen: the previous one stays while the next loads, with its own place.
+  const shown = inline ? 0 : (page.data?.at ?? at);
+  const rows = inline ? lease.renewals : (page.data?.page?.renewals ?? []);
+  const go = (to: number) => setOffset(to >= latest ? undefined : Math.max(0, to));
+  return (
+    <section className="card">
+      <h3>Renewals</h3>
+      {total === 0 ? (
+        <Empty>None yet.</Empty>
+      ) : !inline && page.isPending ? (
+        <Loading what="Renewals" />
+      ) : !inline && page.error ? (
+        <ErrorText error={page.error} />
+      ) : (
+        <>
+          {!inline && (
+            <div className="row between small">
+              <span data-testid="renewals-range">
+                {(shown + 1).toLocaleString('en')}-{(shown + rows.length).toLocaleString('en')} of{' '}
+                {total.toLocaleString('en')}
+              </span>
+              <span className="row" style={{ gap: 4 }}>
+                <button type="button" disabled={at === 0} onClick={() => go(at - RENEWALS_PAGE)}>
+                  Earlier
+                </button>
+                <button
+                  type="button"
+                  disabled={at >= latest}
+                  onClick={() => go(at + RENEWALS_PAGE)}
+                  data-testid="renewals-later"
+                >
+                  Later
+                </button>
+              </span>
+            </div>
+          )}
+          <table data-testid="renewals">
+            <thead>
+              <tr>
+                <th>Renewal</th>
+                <th>At</th>
+                <th className="num">Extension</th>
+                <th className="num">Cost</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={r.renew_hash} data-testid="renewal-row">
+                  <td className="mono">{short(r.renew_hash)}</td>
+                  <td>{timeOf(r.start_time)}</td>
+                  <td className="num">{spanText(r.duration)}</td>
+                  <td className="num">
+                    <Amount micro={r.cost} asset="XUSD" />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </section>
   );
 }
