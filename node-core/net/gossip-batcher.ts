@@ -23,14 +23,18 @@ export interface BatchTopic {
   /** The topic single messages go to. */
   singleTopic: string;
   /** A batch message of encoded items (gossip.ts encodeBatchMessage). */
-  encodeBatch(items: string[]): Uint8Array;
+  encodeBatch(items: readonly Uint8Array[]): Uint8Array;
   maxItems: number;
   maxBytes: number;
 }
 
 interface Queued {
-  /** The item as it stands in a batch. */
-  json: string;
+  /**
+   * The item as it stands in a batch, as UTF-8: under a steady stream an item waits a gossip window
+   * (100 ms), and its JSON text (a tree of concatenated strings) outlived the young generation's
+   * collections and was copied by each; bytes outside the heap are not.
+   */
+  bytes: Uint8Array;
   /** The item's own message, for peers without batches. */
   single: () => Uint8Array;
 }
@@ -54,8 +58,9 @@ export class GossipBatcher {
     this.requestFlush = requestFlush ?? everyTurn(() => this.flush());
   }
 
+  /** Queues an item: its JSON text in a batch, `single` its own message for peers without batches. */
   add(json: string, single: () => Uint8Array): void {
-    this.queue.push({ json, single });
+    this.queue.push({ bytes: Buffer.from(json), single });
     this.requestFlush();
   }
 
@@ -69,7 +74,7 @@ export class GossipBatcher {
       this.sent.singles += items.length;
       return items.length;
     }
-    let chunk: string[] = [];
+    let chunk: Uint8Array[] = [];
     let bytes = 0;
     const send = () => {
       this.outlet.publish(this.t.batchTopic, this.t.encodeBatch(chunk));
@@ -81,11 +86,11 @@ export class GossipBatcher {
     for (const it of items) {
       if (
         chunk.length > 0 &&
-        (chunk.length >= this.t.maxItems || bytes + it.json.length + 1 > this.t.maxBytes)
+        (chunk.length >= this.t.maxItems || bytes + it.bytes.length + 1 > this.t.maxBytes)
       )
         send();
-      chunk.push(it.json);
-      bytes += it.json.length + 1;
+      chunk.push(it.bytes);
+      bytes += it.bytes.length + 1;
     }
     send();
     return items.length;

@@ -171,9 +171,22 @@ export function decodeVoteMessage(bytes: Uint8Array): (Vote & { signature: strin
   }
 }
 
-/** A batch message from items already encoded (blockJson / voteJson strings). */
-export function encodeBatchMessage(key: 'blocks' | 'votes', items: string[]): Uint8Array {
-  return enc.encode(`{"${key}":[${items.join(',')}]}`);
+/** A batch message `{"<key>":[item,…]}` from items already encoded (blockJson / voteJson text, as UTF-8). */
+export function encodeBatchMessage(key: 'blocks' | 'votes', items: readonly Uint8Array[]): Uint8Array {
+  const head = enc.encode(`{"${key}":[`);
+  let size = head.length + items.length + 1; // the commas between items, and `]}`
+  for (const it of items) size += it.length;
+  const out = new Uint8Array(size);
+  out.set(head);
+  let at = head.length;
+  items.forEach((it, i) => {
+    if (i > 0) out[at++] = 0x2c; // ,
+    out.set(it, at);
+    at += it.length;
+  });
+  out[at++] = 0x5d; // ]
+  out[at] = 0x7d; // }
+  return out;
 }
 
 /** One block as it travels inside a batch (the same object as a `{"block": …}` message holds). */

@@ -14,6 +14,7 @@ import { GossipBatcher } from '../../node-core/net/gossip-batcher.ts';
 import { ZERO_HASH, type Block } from '../../node-core/protocol/block.ts';
 import type { Vote } from '../../node-core/protocol/vote.ts';
 
+const utf8 = (s: string) => new TextEncoder().encode(s);
 const h = (c: string) => c.repeat(64);
 
 function block(i: number): Block {
@@ -45,7 +46,12 @@ const vote: Vote & { signature: string } = {
 describe('gossip batch messages', () => {
   it('a batch of blocks decodes to the blocks single messages carry, in order', () => {
     const blocks = [block(1), block(2), block(3)];
-    const batch = decodeBlockBatch(encodeBatchMessage('blocks', blocks.map(blockJson)));
+    const batch = decodeBlockBatch(
+      encodeBatchMessage(
+        'blocks',
+        blocks.map((b) => utf8(blockJson(b))),
+      ),
+    );
     expect(batch?.unknown).toBe(0);
     expect(batch?.blocks).toEqual(blocks.map((b) => decodeBlockMessage(encodeBlockMessage(b))));
   });
@@ -76,7 +82,9 @@ describe('gossip batch messages', () => {
   });
 
   it('votes in a batch keep their weight, so one passed on alone is the same message', () => {
-    const items = decodeVoteBatch(encodeBatchMessage('votes', [voteJson(vote, 42n), voteJson(vote, 7n)]))!;
+    const items = decodeVoteBatch(
+      encodeBatchMessage('votes', [utf8(voteJson(vote, 42n)), utf8(voteJson(vote, 7n))]),
+    )!;
     expect(items.map((i) => i.weight)).toEqual([42n, 7n]);
     expect(Buffer.from(encodeVoteMessage(items[0]!.vote, items[0]!.weight))).toEqual(
       Buffer.from(encodeVoteMessage(vote, 42n)),
@@ -101,7 +109,7 @@ describe('gossip batcher', () => {
   const topic = {
     batchTopic: 'batch',
     singleTopic: 'single',
-    encodeBatch: (items: string[]) => encodeBatchMessage('blocks', items),
+    encodeBatch: (items: readonly Uint8Array[]) => encodeBatchMessage('blocks', items),
     maxItems: 3,
     maxBytes: 1000,
   };
