@@ -1358,7 +1358,7 @@ export class LedgerNode {
    * then applied like any other; deterministic failures lower the sender's score.
    */
   private async blockFromPeer(block: Parameters<Ledger['submit']>[0]): Promise<Verdict> {
-    if (!block.hash || this.ledger.getBlock(block.hash)) return 'ignore';
+    if (!block.hash || this.ledger.hasBlock(block.hash)) return 'ignore';
     const hash = block.hash;
     const handedOver = this.arriving.arrive(hash);
     // The votes that came before it (its window's, sent ahead of it) are counted before it is applied.
@@ -1428,7 +1428,7 @@ export class LedgerNode {
     const list = this.parked.get(needs) ?? [];
     if (list.some((b) => b.hash === block.hash)) return;
     // The block it needs may have been committed while this one was being checked.
-    if (this.ledger.getBlock(needs)) {
+    if (this.ledger.hasBlock(needs)) {
       queueMicrotask(() => void this.blockFromPeer(block));
       return;
     }

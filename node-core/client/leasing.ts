@@ -65,7 +65,7 @@ export interface LeaseInfo {
   accept_hash?: string;
   /** Renewals in all. */
   renewal_count: number;
-  /** The latest renewals, oldest first (all of them: Leasing.renewals). */
+  /** The latest renewals, oldest first (all of them: LeasingClient.renewals). */
   renewals: LeaseRenewal[];
   created_at: bigint;
   /** micro-XE the provider's settle was paid (settled leases only). */

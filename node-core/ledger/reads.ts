@@ -168,6 +168,11 @@ export class LedgerReads {
     return rec === undefined ? undefined : blockRecordFinalFacts(rec);
   }
 
+  /** Whether the store holds a block with this hash: an index lookup, its record neither read nor decoded. */
+  hasBlock(hash: string): boolean {
+    return this.store.hashes.doesExist(hashKey(hash));
+  }
+
   getBlock(hash: string): StoredBlock | undefined {
     const rec = this.readBlock(hash);
     if (!rec) return undefined;

@@ -153,6 +153,20 @@ describe('remote votes', () => {
     expect(c.votersFor(y)).toEqual([rep.address]);
   });
 
+  it('the phantom scan finds held blocks by the index, reading no block (issue #18)', async () => {
+    const c = t.node.consensus;
+    const claim = await (await t.wallet()).claim(7n);
+    const held = { account: claim.account, previous: '0', block_hash: claim.hash! };
+    expect(c.onVote(signVote(vote(held), repSeed))).toBe('accept');
+    const cache = (c as unknown as { blocks: { hits: number; misses: number } }).blocks;
+    const before = [cache.hits, cache.misses];
+    const phantoms = c.phantoms(0, 4096);
+    expect(phantoms).not.toContain(claim.hash);
+    // The hashes voted for above that no block has: phantoms, found without a block read either.
+    expect(phantoms.length).toBeGreaterThan(10);
+    expect([cache.hits, cache.misses]).toEqual(before);
+  });
+
   it('the throttle count is shown in GET /node', async () => {
     const info = await t.client.get<{ consensus: { votes_throttled: number } }>('/node');
     expect(info.consensus.votes_throttled).toBe(t.node.consensus.votesThrottled);

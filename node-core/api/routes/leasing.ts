@@ -20,7 +20,7 @@ import { errorSchema, hex64, lower, page, type Page, pageQuery } from './common.
 
 /**
  * Renewals a lease's answer carries, the latest: a lease held by a renewal a minute has 10,080 after a
- * week, and its answer listed them all (1.2 MB, and a page of `GET /leases` one such answer per
+ * week, and its answer listed them all (2 MB, and a page of `GET /leases` one such answer per
  * lease). The rest are paged by `GET /leases/{hash}/renewals`.
  */
 export const INLINE_RENEWALS = 20;
