@@ -1,7 +1,9 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { accessSync, constants, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
+import type { Readable } from 'node:stream';
 import { INIT_MARKER } from './guest-files.ts';
+import { findBinary } from './host-tools.ts';
 import { bootArgs } from './qemu-args.ts';
 import type { VmImage } from './vm-image.ts';
 
@@ -154,7 +156,7 @@ function bootToInit(qemu: string, image: VmImage, timeoutMs: number): Promise<Bo
   ];
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(qemu, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnBoundToThisProcess(qemu, args);
     let out = '';
     let err = '';
     let settled = false;
@@ -163,6 +165,7 @@ function bootToInit(qemu: string, image: VmImage, timeoutMs: number): Promise<Bo
       settled = true;
       clearTimeout(timer);
       child.kill('SIGKILL');
+      untrack(child);
       resolve(r);
     };
     const timer = setTimeout(
@@ -194,4 +197,43 @@ function bootToInit(qemu: string, image: VmImage, timeoutMs: number): Promise<Bo
       }),
     );
   });
+}
+
+type Probe = ChildProcessByStdio<null, Readable, Readable>;
+
+/** Probe guests still booting, killed when this process exits (see spawnBoundToThisProcess). */
+const booting = new Set<Probe>();
+
+/**
+ * qemu for the probe, never outliving this process: on a host whose KVM cannot boot the kernel, a
+ * guest left behind spins forever (6 % of a core each, here). A node stopped or a process ended
+ * inside the probe's 8 s left one each (a test run left five). The child is killed when this process
+ * exits, and, through setpriv's parent-death signal (util-linux, which the sandbox driver needs too),
+ * when it dies without exiting (kill -9, a crash). Without setpriv, or with a qemu that is not there
+ * (spawn's own error says so, and is not kept as a verdict), qemu is started as it is.
+ */
+function spawnBoundToThisProcess(qemu: string, args: string[]): Probe {
+  const setpriv = findBinary('setpriv');
+  let runnable = false;
+  try {
+    accessSync(qemu, constants.X_OK);
+    runnable = true;
+  } catch {
+    /* spawn reports it */
+  }
+  const child =
+    setpriv && runnable
+      ? spawn(setpriv, ['--pdeathsig', 'KILL', '--', qemu, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(qemu, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  if (booting.size === 0) process.on('exit', killBooting);
+  booting.add(child);
+  return child;
+}
+
+function untrack(child: Probe): void {
+  if (booting.delete(child) && booting.size === 0) process.off('exit', killBooting);
+}
+
+function killBooting(): void {
+  for (const child of booting) child.kill('SIGKILL');
 }

@@ -1,10 +1,11 @@
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INIT_MARKER } from '../../node-core/vm/guest-files.ts';
 import { clearKvmProbeCache, probeKvm } from '../../node-core/vm/kvm-probe.ts';
 import type { VmImage } from '../../node-core/vm/vm-image.ts';
-import { tempDir } from '../helpers/node.ts';
+import { tempDir, waitFor } from '../helpers/node.ts';
 
 /**
  * The KVM probe's verdict is kept between starts (kvm-probe.ts): on a host whose KVM cannot boot a
@@ -122,4 +123,42 @@ describe('the KVM probe, verdict kept between starts (stand-in qemu script)', ()
     expect(runCount()).toBe(0);
     expect(existsSync(verdictFile)).toBe(false);
   });
+  /** Whether a process runs (a zombie left for its reaper does not). */
+  const running = (pid: number): boolean => {
+    try {
+      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+
+  it.each(['exits', 'is killed with SIGKILL'])(
+    "a probe's qemu does not outlive the process that started it, when that process %s",
+    async (how) => {
+      const pidFile = join(dir, 'qemu.pid');
+      // A guest that never reaches init, as on this machine's KVM: it would spin until killed.
+      const qemu = fakeQemu('qemu-stuck', `echo $$ > '${pidFile}'; exec sleep 60`);
+      const probe = resolve('node-core/vm/kvm-probe.ts');
+      const script = join(dir, 'probing.ts');
+      writeFileSync(
+        script,
+        `import { probeKvm } from ${JSON.stringify(probe)};\n` +
+          `void probeKvm(${JSON.stringify(qemu)}, ${JSON.stringify(image)}, { device: ${JSON.stringify(device)}, timeoutMs: 60_000 });\n` +
+          `process.on('message', () => process.exit(0));\n`,
+      );
+      const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      const exited = new Promise((res) => child.once('exit', res));
+      await waitFor(
+        () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'),
+        10_000,
+        'the probe',
+      );
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      expect(running(pid)).toBe(true);
+      if (how === 'exits') child.send('exit');
+      else child.kill('SIGKILL');
+      await exited;
+      await waitFor(() => !running(pid), 5000, 'the probe guest to be gone');
+    },
+  );
 });
