@@ -880,16 +880,21 @@ export class Consensus {
     const rep = this.localRep;
     let mine = this.own.get(position);
     const weight = rep ? w.weight(rep.address) : 0n;
-    if (rep && castLocal && weight > 0n && mine?.hash !== hash && !mine?.final) {
-      // A converge vote, moving this representative's slot here from any earlier preference.
-      this.own.set(position, (mine = { hash, account, previous, final: false }));
-      this.emit({ rep, hash, account, previous, final: false });
-    }
+    // This representative's slot moves here from any earlier preference.
+    const moved = rep !== undefined && castLocal && weight > 0n && mine?.hash !== hash && !mine?.final;
+    if (moved) this.own.set(position, (mine = { hash, account, previous, final: false }));
     if (rep && mine?.hash === hash) {
       converge.add(rep.address);
       if (!mine.final && castLocal && weight > 0n && this.stable(position) && decides(converge)) {
+        // Its final vote says what a converge vote would (one slot per representative and position:
+        // receivers count a final vote as converge weight too), so when the move decides at once, as
+        // it does wherever this representative completes the quorum, no converge copy is signed or
+        // sent first: a representative holding the quorum alone signed, sent and had every peer
+        // check and keep two votes a block (issue #18).
         mine.final = true;
         this.lockAndEmitFinal(rep, mine);
+      } else if (moved) {
+        this.emit({ rep, hash, account, previous, final: false });
       }
       if (mine.final) final.add(rep.address);
     }

@@ -432,6 +432,36 @@ describe('conflicts', () => {
     expect(emitted[2]!.at - stagedAt).toBeGreaterThanOrEqual(600);
   });
 
+  it('final-votes without a converge copy first when its vote completes the quorum (issue #18)', async () => {
+    const repSeed = randomSeed();
+    const r = keyPairFromSeed(repSeed); // 71 %: the node's own representative holds the rest
+    const { kit, treasury } = await stalledNode({}, r.address);
+    const node = t!.node;
+    const emitted: SignedVote[] = [];
+    node.consensus.setSink({ broadcast: (vote) => emitted.push(vote) });
+    const y = new Account(kit);
+    const send = treasury.sendBlock(y.address, XE);
+    // r's converge vote comes ahead of the block (as gossip may bring it): once the block is here,
+    // the node's vote makes converge weight 100 %, and its final vote is the only one it sends.
+    const ahead = signVote(
+      {
+        rep_pub_key: r.pub_key,
+        block_hash: send.hash!,
+        account: treasury.address,
+        previous: send.previous,
+        timestamp: node.now(),
+        final: false,
+      },
+      repSeed,
+    );
+    expect(node.consensus.onVote(ahead)).toBe('accept');
+    await treasury.commit(send);
+    await waitFor(() => emitted.some((v) => v.final), 5000, 'the final vote');
+    await new Promise((res) => setTimeout(res, 100));
+    expect(emitted.map((v) => [v.block_hash, v.final])).toEqual([[send.hash, true]]);
+    expect(node.ledger.voteLocks().get(`${treasury.address}:${send.previous}`)).toBe(send.hash);
+  });
+
   it('a staged receive waits for its source, and leaves the race when a rollback removes that source', async () => {
     const { kit, treasury, x } = await stalledNode({ consensusTiming: { stabilityMs: 50 } });
     const a = new Account(kit);
