@@ -12,7 +12,12 @@ export interface LoadResult {
   statuses: Record<number, number>;
 }
 
-export function httpGet(url: string, agent: Agent): Promise<{ status: number; body: string }> {
+/**
+ * A GET, sent again once when it went out on a kept-alive connection the server had just closed
+ * (its 5 s idle timeout): the client learns of the close only when its thread gets to it, and
+ * building a workload holds the thread for seconds between two polls.
+ */
+export function httpGet(url: string, agent: Agent, retry = true): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent, method: 'GET' }, (res) => {
       let body = '';
@@ -20,7 +25,10 @@ export function httpGet(url: string, agent: Agent): Promise<{ status: number; bo
       res.on('data', (c: string) => (body += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
-    req.on('error', reject);
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      if (retry && req.reusedSocket && e.code === 'ECONNRESET') resolve(httpGet(url, agent, false));
+      else reject(e);
+    });
     req.end();
   });
 }
