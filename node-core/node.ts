@@ -198,6 +198,8 @@ export interface NodeOptions {
   voteThrottle?: VoteThrottleOptions;
   /** Pulling votes of stalled elections and bodies of phantom hashes from peers. */
   electionPull?: ElectionPullOptions;
+  /** Periodic sync rounds' interval and longest wait while blocks come in (tests; net/sync.ts). */
+  syncRounds?: { roundEveryMs?: number; roundDeferMaxMs?: number };
   /** Re-registration of this node in the directory (default every 15 minutes). */
   selfRegistration?: SelfRegistrationOptions;
   /** Chat: retention per account, the outbox's retries, how often old messages are pruned. */
@@ -357,6 +359,8 @@ export class LedgerNode {
   /** Gossiped blocks waiting for the block they depend on, by that block's hash. */
   private readonly parked = new Map<string, Parameters<Ledger['submit']>[0][]>();
   private parkedCount = 0;
+  /** When the ledger last committed blocks (ms): sync's periodic rounds wait while it is busy. */
+  private lastCommitAt = 0;
   /**
    * Gossiped blocks given up on: no room to wait, or what they waited for never came (N-08). Sync
    * rounds fetch them again; the count is in `GET /node` as `dropped_blocks`.
@@ -1284,6 +1288,8 @@ export class LedgerNode {
       log: this.log,
       verifier: this.verifyPool,
       preverified: this.preverified,
+      busy: () => Date.now() - this.lastCommitAt < 1000,
+      ...this.opts.syncRounds,
     });
     this.syncer.start();
     for (const peer of p2p.peers()) this.syncer.request(peer.id);
@@ -1340,6 +1346,7 @@ export class LedgerNode {
     for (const peer of p2p.peers()) this.certificateExchange.peerConnected(peer.id);
     this.consensus.setSink({ broadcast: (vote, weight) => void p2p.publishVote(vote, weight) });
     this.ledger.onCommitted((batch) => {
+      this.lastCommitAt = Date.now();
       for (const c of batch) {
         if (this.fromGossip.delete(c.block.hash)) continue;
         // History pulled by sync is not news: its peers hold it (relaying it cost more than the pull).
