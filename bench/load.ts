@@ -13,11 +13,16 @@ export interface LoadResult {
 }
 
 /**
- * A GET, sent again once when it went out on a kept-alive connection the server had just closed
- * (its 5 s idle timeout): the client learns of the close only when its thread gets to it, and
- * building a workload holds the thread for seconds between two polls.
+ * A GET, sent again on a new connection when it went out on a kept-alive one the server had just
+ * closed (its 5 s idle timeout): the client learns of the close only when its thread gets to it,
+ * and building a workload holds the thread for seconds between two polls (the pool may hold
+ * several such connections: a retry on the next one failed alike).
  */
-export function httpGet(url: string, agent: Agent, retry = true): Promise<{ status: number; body: string }> {
+export function httpGet(
+  url: string,
+  agent: Agent | false,
+  retry = true,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent, method: 'GET' }, (res) => {
       let body = '';
@@ -26,7 +31,7 @@ export function httpGet(url: string, agent: Agent, retry = true): Promise<{ stat
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', (e: NodeJS.ErrnoException) => {
-      if (retry && req.reusedSocket && e.code === 'ECONNRESET') resolve(httpGet(url, agent, false));
+      if (retry && req.reusedSocket && e.code === 'ECONNRESET') resolve(httpGet(url, false, false));
       else reject(e);
     });
     req.end();
