@@ -1426,7 +1426,7 @@ export class LedgerNode {
    */
   private park(block: Parameters<Ledger['submit']>[0]): void {
     // A receive waits for its send, a lease-family block for its lease, once its previous is here.
-    const needs = block.source && this.ledger.getBlock(block.previous) ? block.source : block.previous;
+    const needs = block.source && this.ledger.hasBlock(block.previous) ? block.source : block.previous;
     if (this.parkedCount >= MAX_PARKED) {
       this.droppedBlocks += 1;
       this.syncer?.requestAny();
