@@ -15,7 +15,12 @@
  * interval (`resolution`): an idle loop records 10 ms, a loop held 5 ms records about 15. The
  * figures written are the delay past that interval, how late the timer fired. Until 2026-11-28 the
  * raw values were written, and every event-loop figure before then is 10 ms too high.
+ *
+ * BENCH_LAG_STALLS=FILE also appends a line for each time the timer fired STALL_MS or more late:
+ * the gap's start and end in CLOCK_MONOTONIC µs, the clock of V8's CPU profiles, so a profile of the
+ * same node shows what held the thread then (bench/sync.ts BENCH_SYNC_PROF).
  */
+import { appendFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
@@ -42,4 +47,15 @@ if (file && isMainThread) {
       .finally(() => (writing = false));
   };
   setInterval(write, 500).unref();
+  const stalls = process.env.BENCH_LAG_STALLS;
+  if (stalls) {
+    const STALL_MS = 100;
+    let last = process.hrtime.bigint();
+    setInterval(() => {
+      const now = process.hrtime.bigint();
+      if (now - last > BigInt((RESOLUTION_MS + STALL_MS) * 1e6))
+        appendFileSync(stalls, `${last / 1000n} ${now / 1000n} ${Number(now - last) / 1e6}\n`);
+      last = now;
+    }, RESOLUTION_MS).unref();
+  }
 }

@@ -17,6 +17,8 @@ import { LOOPBACK_P2P_ARGS, QUIET_NODE_ARGS, spawnNode, type SpawnedNode } from 
  * BENCH_SYNC_BLOCKS sets N (default 100,000; 10,000 for a quick run). BENCH_SYNC_PROF=DIR writes a
  * V8 CPU profile of each joining node into DIR. BENCH_SYNC_PEERS=1 or 3 runs one case only.
  * BENCH_SYNC_NODE_OPTIONS adds Node options for the joining node only (a GC logger to preload, say).
+ * BENCH_LAG_STALLS=FILE has the event-loop probe log each turn of 100 ms or more with its window in
+ * the clock of the CPU profiles (loop-lag-probe.ts), to find in BENCH_SYNC_PROF's what held the thread.
  */
 /** Proof of work checked on every block, but cheap to pre-solve for 100,000 blocks (2 tries each). */
 const DIFFICULTY = 0x8000000000000000n;

@@ -513,7 +513,13 @@ export class LedgerNode {
         certificates: this.certificates,
         leaseTiming: () => this.leaseTiming,
       });
-      this.ledger.start();
+      const indexStart = performance.now();
+      const { accountIndexBuilt } = this.ledger.start();
+      if (accountIndexBuilt !== undefined)
+        this.log?.info(
+          { accounts: accountIndexBuilt, ms: Math.round(performance.now() - indexStart) },
+          'account index built',
+        );
       await this.ensureGenesis();
       this.leaseTiming = leaseTimingFromGenesis(this.ledger.getBlock(this.genesisHash)?.block);
       this.verifyPool.start();

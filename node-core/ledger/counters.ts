@@ -34,6 +34,12 @@ export interface Counters {
   accounts: number;
   delegation_underflows: number;
   supply: { XE: AssetSupply; XUSD: AssetSupply };
+  /**
+   * The store's account index (store.ts accountIndex) holds every account record's address. A record
+   * written by a version without the index lacks the flag, so the index is built again at the next
+   * start (Ledger.start) rather than trusted after accounts were opened or undone without it.
+   */
+  indexed: boolean;
 }
 
 const KEY = 'counters';
@@ -68,12 +74,15 @@ export function emptyCounters(): Counters {
     accounts: 0,
     delegation_underflows: 0,
     supply: { XE: emptyAsset(), XUSD: emptyAsset() },
+    // An empty ledger's empty index is complete.
+    indexed: true,
   };
 }
 
 /**
  * Binary form: three u32 counts, the supply terms of XE and XUSD as u64s in TERMS order, then the
- * next sequence number as u32 (absent in older records: it then equals the block count).
+ * next sequence number as u32 (absent in older records: it then equals the block count), then one
+ * byte, 1 while the account index is kept (absent in older records).
  */
 export function decodeCounters(bytes: Uint8Array | undefined): Counters {
   const c = emptyCounters();
@@ -90,6 +99,7 @@ export function decodeCounters(bytes: Uint8Array | undefined): Counters {
     }
   }
   c.next_seq = bytes.byteLength >= off + 4 ? v.getUint32(off) : c.blocks;
+  c.indexed = bytes.byteLength >= off + 5 && v.getUint8(off + 4) === 1;
   return c;
 }
 
@@ -131,7 +141,7 @@ export function encodeCounters(c: Counters): Uint8Array {
   checkRange('accounts', c.accounts, U32_MAX);
   checkRange('delegation_underflows', c.delegation_underflows, U32_MAX);
   checkRange('next_seq', c.next_seq, U32_MAX);
-  const out = new Uint8Array(12 + 2 * TERMS.length * 8 + 4);
+  const out = new Uint8Array(12 + 2 * TERMS.length * 8 + 5);
   const v = new DataView(out.buffer);
   v.setUint32(0, c.blocks);
   v.setUint32(4, c.accounts);
@@ -145,6 +155,7 @@ export function encodeCounters(c: Counters): Uint8Array {
     }
   }
   v.setUint32(off, c.next_seq);
+  v.setUint8(off + 4, c.indexed ? 1 : 0);
   return out;
 }
 

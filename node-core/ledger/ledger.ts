@@ -115,6 +115,8 @@ export interface SubmitOptions {
 export const LIVE_WINDOW_NS = 3_600_000_000_000n;
 /** Keys of accounts being opened that the ledger keeps at most (Ledger.declaredKeys; the last half at least). */
 const MAX_DECLARED_KEYS = 4096;
+/** The account index's value: its keys are all it holds. */
+const NO_VALUE = new Uint8Array(0);
 /**
  * Prechecked blocks the ledger remembers at most (Ledger.prechecked; the last half of them at least: a
  * gossiped block is submitted a batch after its precheck).
@@ -273,10 +275,34 @@ export class Ledger extends LedgerReads {
     });
   }
 
-  start(): void {
+  /** Loads what the ledger keeps in memory; says how many accounts the account index was built for, if it was. */
+  start(): { accountIndexBuilt?: number } {
     this.counters.load();
+    const built = this.counters.current.indexed ? undefined : this.buildAccountIndex();
     this.conflictBook.load();
     if (this.conflictBook.size > 0) this.store.root.transactionSync(() => this.conflictBook.sweep(this));
+    return built === undefined ? {} : { accountIndexBuilt: built };
+  }
+
+  /**
+   * Builds the account index (store.ts accountIndex) from the account records, once for a store
+   * from before it or one that a version without it wrote to (the counters record lacks its flag,
+   * which this version's writes carry on): one pass over the records and pending sends.
+   */
+  private buildAccountIndex(): number {
+    let n = 0;
+    this.store.root.transactionSync(() => {
+      // Copies: entries are removed after the walk, not under its cursor.
+      const stale = [...this.store.accountIndex.getKeys()].map((k) => Uint8Array.from(k));
+      for (const key of stale) this.store.accountIndex.removeSync(key);
+      for (const key of this.recordKeys()) {
+        this.store.accountIndex.putSync(key.subarray(0, 32), NO_VALUE);
+        n += 1;
+      }
+      this.counters.write({ ...this.counters.read(), indexed: true });
+    });
+    this.counters.load();
+    return n;
   }
 
   /** Lets consensus finalize blocks in their own transaction where its votes alone decide. */
@@ -324,6 +350,7 @@ export class Ledger extends LedgerReads {
         last_timestamp: block.timestamp,
       };
       this.writeAccount(block.account, acct);
+      this.indexAccount(block.account);
       this.putBlock(ctx, block, 1);
       if (block.representative) this.addWeight(ctx, block.representative, block.balance);
       ctx.counters.accounts += 1;
@@ -687,7 +714,10 @@ export class Ledger extends LedgerReads {
     }
     if (fx.pendingDelete) s.accounts.removeSync(pendingKey(fx.pendingDelete[0], fx.pendingDelete[1]));
 
-    if (!acct) ctx.counters.accounts += 1;
+    if (!acct) {
+      this.indexAccount(block.account);
+      ctx.counters.accounts += 1;
+    }
     return { status: 'accepted', block, height, finalized: finalNow };
   }
 
@@ -1106,9 +1136,15 @@ export class Ledger extends LedgerReads {
     this.frontierDigests.touch(address);
   }
 
-  /** Removes an account's record (its opening block undone). */
+  /** An account record was created: its address joins the account index (store.ts accountIndex). */
+  private indexAccount(address: string): void {
+    this.store.accountIndex.putSync(hexToBytes(address, 32), NO_VALUE);
+  }
+
+  /** Removes an account's record (its opening block undone), and its address from the account index. */
   private removeAccount(address: string): void {
     this.store.accounts.removeSync(accountKey(address));
+    this.store.accountIndex.removeSync(hexToBytes(address, 32));
     this.frontierDigests.touch(address);
   }
 }

@@ -1,6 +1,5 @@
-import { bucketOf } from './frontier-digests.ts';
 import { encodeCanonical } from '../protocol/block.ts';
-import { bytesEqualHex, bytesToHex } from '../protocol/hex.ts';
+import { bytesEqualHex, bytesToHex, hexToBytes } from '../protocol/hex.ts';
 import type { Store } from '../store/store.ts';
 import {
   accountKey,
@@ -45,6 +44,9 @@ export interface PendingEntry extends PendingRecord {
 const OUTFLOW_TYPES = new Set(['send', 'burn', 'lease', 'lease_accept', 'lease_renew']);
 /** Chain entries stepped over before a walk of the accounts table skips the rest of the run. */
 const CHAIN_STEPS = 8;
+
+/** Addresses of the account index read at a time by a walk over the accounts. */
+const INDEX_CHUNK = 256;
 
 /**
  * The read side of the ledger: accounts, chains, blocks, pending entries and totals, straight from the
@@ -213,21 +215,12 @@ export class LedgerReads {
   }
 
   listAccounts(offset: number, limit: number): { address: string; account: AccountRecord }[] {
-    // The offset is walked over keys alone: nothing is read or decoded for the accounts skipped.
-    let start: Uint8Array | undefined;
-    let skipped = 0;
-    for (const key of this.recordAndPendingKeys()) {
-      if (isRecordKey(key) && skipped++ === offset) {
-        start = new Uint8Array(key); // a copy: the iterator may reuse its key buffer
-        break;
-      }
-    }
+    // The offset is stepped over in the account index: nothing is read for the accounts skipped.
     const out: { address: string; account: AccountRecord }[] = [];
-    if (start === undefined) return out;
-    for (const { key, value } of this.recordsAndPending(start)) {
-      if (!isRecordKey(key)) continue;
-      out.push({ address: bytesToHex(key.subarray(0, 32)), account: decodeAccount(value) });
-      if (out.length >= limit) break;
+    for (const key of this.store.accountIndex.getKeys({ offset, limit })) {
+      const address = bytesToHex(key);
+      const account = this.getAccount(address);
+      if (account) out.push({ address, account });
     }
     return out;
   }
@@ -244,10 +237,13 @@ export class LedgerReads {
     return this.skipChainRuns(from, range, (e) => e.key);
   }
 
-  /** recordsAndPending's keys alone (no value is read): to walk past an offset. */
-  private recordAndPendingKeys(): Generator<Uint8Array> {
+  /**
+   * Every account record's key, read from the accounts' own key ranges (not the account index): what
+   * the index is built from (Ledger.start). No value is read.
+   */
+  protected *recordKeys(): Generator<Uint8Array> {
     const range = (start?: Uint8Array) => this.store.accounts.getKeys(start === undefined ? {} : { start });
-    return this.skipChainRuns(undefined, range, (k) => k);
+    for (const key of this.skipChainRuns(undefined, range, (k) => k)) if (isRecordKey(key)) yield key;
   }
 
   private *skipChainRuns<E>(
@@ -363,46 +359,63 @@ export class LedgerReads {
   }
 
   /**
-   * Iterates every account in address order, after `after` if given. An account's chain entries and
-   * the sends pending to it sort between its record and the next address, so each step seeks past
-   * them (one cursor move) rather than walking them: with 50 blocks an account, walking took
-   * ~140 ms of the node's thread per 1,000 accounts of a `frontiers` answer during a catch-up.
+   * Iterates every account in address order, after `after` if given, through the account index
+   * (store.ts accountIndex): an account's chain entries and pending sends, and the addresses that
+   * have pending sends only, are not stepped over at all.
    */
-  *allAccounts(after?: string): Generator<[string, AccountRecord]> {
-    yield* this.walkAccounts(decodeAccount, after);
+  allAccounts(after?: string): Generator<[string, AccountRecord]> {
+    return this.indexedAfter(decodeAccount, after);
   }
 
   /** allAccounts with each record's prefix only (height, final height, frontier): a frontiers answer. */
-  *allAccountHeads(after?: string): Generator<[string, AccountHead]> {
-    yield* this.walkAccounts(decodeAccountHead, after);
+  allAccountHeads(after?: string): Generator<[string, AccountHead]> {
+    return this.indexedAfter(decodeAccountHead, after);
   }
 
   /** The account heads whose address begins with the byte `bucket`, in address order (frontier-digests.ts). */
-  *accountHeadsInBucket(bucket: number): Generator<[string, AccountHead]> {
-    const start = new Uint8Array(33);
+  accountHeadsInBucket(bucket: number): Generator<[string, AccountHead]> {
+    const start = new Uint8Array(32);
     start[0] = bucket;
-    for (const e of this.walkFrom(decodeAccountHead, start)) {
-      if (bucketOf(e[0]) !== bucket) return;
-      yield e;
+    let end: Uint8Array | undefined;
+    if (bucket < 255) {
+      end = new Uint8Array(32);
+      end[0] = bucket + 1;
     }
+    return this.indexedAccounts(decodeAccountHead, start, end);
   }
 
-  private *walkAccounts<T>(decode: (bytes: Uint8Array) => T, after?: string): Generator<[string, T]> {
-    yield* this.walkFrom(decode, after === undefined ? undefined : accountRange(after, 'pending').end);
+  private indexedAfter<T>(decode: (bytes: Uint8Array) => T, after?: string): Generator<[string, T]> {
+    if (after === undefined) return this.indexedAccounts(decode);
+    // The address with one byte more sorts right after it, before every other address.
+    const start = new Uint8Array(33);
+    start.set(hexToBytes(after, 32));
+    return this.indexedAccounts(decode, start);
   }
 
-  /** Account records from the key `start` on (all from the first without one), in address order. */
-  private *walkFrom<T>(decode: (bytes: Uint8Array) => T, from?: Uint8Array): Generator<[string, T]> {
-    let start = from;
+  /**
+   * Account records from the account index's key `start` on (to `end`, exclusive), in address order.
+   * The index is read a chunk of addresses at a time and each record as it is reached, so that no
+   * cursor is held while the caller yields to the event loop between accounts (frontier pages and
+   * digests are sliced): each account is as it is when reached.
+   */
+  private *indexedAccounts<T>(
+    decode: (bytes: Uint8Array) => T,
+    start?: Uint8Array,
+    end?: Uint8Array,
+  ): Generator<[string, T]> {
+    let from = start;
     for (;;) {
-      let first: { key: Uint8Array; value: Uint8Array } | undefined;
-      for (const e of this.store.accounts.getRange(start === undefined ? { limit: 1 } : { start, limit: 1 }))
-        first = e;
-      if (first === undefined) return;
-      const address = bytesToHex(first.key.subarray(0, 32));
-      // An address with only pending sends has no record: nothing to yield, skip on.
-      if (isRecordKey(first.key)) yield [address, decode(first.value)];
-      start = accountRange(address, 'pending').end;
+      const chunk = [...this.store.accountIndex.getKeys({ start: from, end, limit: INDEX_CHUNK })].map((k) =>
+        bytesToHex(k),
+      );
+      for (const address of chunk) {
+        const bytes = this.store.accounts.getBinaryFast(accountKey(address));
+        // Removed since the chunk was read (its opening block undone): no account any more.
+        if (bytes !== undefined) yield [address, decode(bytes)];
+      }
+      if (chunk.length < INDEX_CHUNK) return;
+      from = new Uint8Array(33);
+      from.set(hexToBytes(chunk.at(-1)!, 32));
     }
   }
 

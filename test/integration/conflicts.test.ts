@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
+import { bytesToHex } from '../../node-core/protocol/hex.ts';
 import {
   Account,
   finalFlags,
@@ -247,9 +248,21 @@ describe('conflicts', () => {
     expect(won.status, await state()).toBe(200);
     expect((await http(kit.url, 'GET', `/blocks/${r1.hash}`)).status).toBe(404);
     expect(await openConflicts(kit, b.address)).toEqual([]);
+    // b's record went with its opening receive, and its address with it from the account index.
+    const store = t!.node.store;
+    const indexed = async () => {
+      await store.durable();
+      expect((store.accountIndex.getStats() as { entryCount: number }).entryCount).toBe(
+        t!.node.ledger.counters.current.accounts,
+      );
+      return [...store.accountIndex.getKeys()].map((k) => bytesToHex(k));
+    };
+    expect(await indexed()).not.toContain(b.address);
+    expect(await indexed()).toContain(a.address);
     // b is free again: its claim, submitted anew, is accepted as an ordinary opening block.
     expect((await http(kit.url, 'POST', '/blocks/claim', blockToJson(claimB))).status).toBe(201);
     await waitFinal(kit, b.address, 10_000);
+    expect(await indexed()).toContain(b.address);
   });
 
   it('stages a sibling only when the full rules of its type pass at the parent (C-16)', async () => {

@@ -15,25 +15,32 @@ import {
 } from '../../node-core/ledger/codec.ts';
 import { LedgerReads } from '../../node-core/ledger/reads.ts';
 import type { AccountRecord } from '../../node-core/ledger/records.ts';
-import { bytesToHex } from '../../node-core/protocol/hex.ts';
+import { bytesToHex, hexToBytes } from '../../node-core/protocol/hex.ts';
 import { Store } from '../../node-core/store/store.ts';
 import { tempDir } from '../helpers/node.ts';
 
+/** LedgerReads with what the account index is built from in view. */
+class Reads extends LedgerReads {
+  recordKeysNow(): string[] {
+    return [...this.recordKeys()].map((k) => bytesToHex(k.subarray(0, 32)));
+  }
+}
+
 /**
  * The accounts table holds each account's record, its chain entries (one a block) and the sends
- * pending to it, in that order. Listings (`/accounts`, `/frontiers`, `/pending`) and the supply
- * report skip long runs of chain entries instead of stepping over each: checked here against a
- * walk over every key, on a real store with accounts of no, few and many blocks, accounts with
- * only pending sends (no record yet), and pending sends sparse among them.
+ * pending to it, in that order; the account index holds the address of each record. Listings
+ * (`/accounts`, `/frontiers`, `/pending`), frontier digests and the supply report are checked here
+ * against a walk over every key, on a real store with accounts of no, few and many blocks, accounts
+ * with only pending sends (no record yet), and pending sends sparse among them.
  */
 describe('walks of the accounts table', () => {
   let dir: string;
   let store: Store;
-  let reads: LedgerReads;
+  let reads: Reads;
   beforeAll(async () => {
     dir = tempDir();
     store = Store.open({ path: join(dir, 'store.lmdb') });
-    reads = new LedgerReads(store);
+    reads = new Reads(store);
     let seed = 7;
     const next = () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -56,6 +63,8 @@ describe('walks of the accounts table', () => {
             last_timestamp: BigInt(i),
           };
           store.accounts.putSync(accountKey(address), encodeAccount(rec));
+          // As the ledger writes it beside an account's first record.
+          store.accountIndex.putSync(hexToBytes(address, 32), new Uint8Array(0));
           for (let h = 1; h <= blocks; h++) store.accounts.putSync(chainKey(address, h), new Uint8Array(40));
         }
         for (let p = 0; p < pending; p++)
@@ -102,6 +111,74 @@ describe('walks of the accounts table', () => {
         records.slice(offset, offset + limit).map((e) => decodeAccount(e.value)),
       );
     }
+  });
+
+  /** The records, as a walk over every key finds them: address and head fields. */
+  const recordHeads = () =>
+    everyKey()
+      .filter((e) => isRecordKey(e.key))
+      .map((e) => {
+        const { height, final_height, frontier } = decodeAccount(e.value);
+        return { address: bytesToHex(e.key.subarray(0, 32)), height, final_height, frontier };
+      });
+
+  it('walks frontiers after any address, and by bucket, as a walk over every key would', () => {
+    const want = recordHeads();
+    // More than a chunk of the index (256) in one walk.
+    expect(want.length).toBeGreaterThan(256);
+    const heads = (it: Iterable<[string, { height: number; final_height: number; frontier: string }]>) =>
+      [...it].map(([address, h]) => ({
+        address,
+        height: h.height,
+        final_height: h.final_height,
+        frontier: h.frontier,
+      }));
+    const pendingOnly = everyKey()
+      .map((e) => bytesToHex(e.key.subarray(0, 32)))
+      .find((a) => !want.some((w) => w.address === a))!;
+    expect(pendingOnly).toBeDefined();
+    expect(heads(reads.allAccountHeads())).toEqual(want);
+    for (const after of [
+      want[0]!.address,
+      want[255]!.address,
+      want[256]!.address,
+      pendingOnly,
+      want.at(-1)!.address,
+    ])
+      expect(heads(reads.allAccountHeads(after)), after).toEqual(want.filter((w) => w.address > after));
+    // Every address of this store begins with byte 0: one full bucket, the others empty.
+    expect(heads(reads.accountHeadsInBucket(0))).toEqual(want);
+    for (const b of [1, 128, 255]) expect(heads(reads.accountHeadsInBucket(b))).toEqual([]);
+    expect([...reads.allAccounts(want[9]!.address)].map(([a]) => a)).toEqual(
+      want.slice(10).map((w) => w.address),
+    );
+  });
+
+  it('steps over no address that has pending sends only: each account is read once, no range of the table is opened', () => {
+    const records = recordHeads().length;
+    const addresses = new Set(everyKey().map((e) => bytesToHex(e.key.subarray(0, 32)))).size;
+    expect(addresses - records).toBeGreaterThan(20); // pending-only addresses among them
+    const counts = { ranges: 0, reads: 0 };
+    const accounts = store.accounts as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const originals = {
+      getRange: accounts.getRange!,
+      getKeys: accounts.getKeys!,
+      getBinaryFast: accounts.getBinaryFast!,
+    };
+    accounts.getRange = (...a) => (counts.ranges++, originals.getRange.apply(store.accounts, a));
+    accounts.getKeys = (...a) => (counts.ranges++, originals.getKeys.apply(store.accounts, a));
+    accounts.getBinaryFast = (...a) => (counts.reads++, originals.getBinaryFast.apply(store.accounts, a));
+    try {
+      expect([...reads.allAccountHeads()]).toHaveLength(records);
+      expect([...reads.accountHeadsInBucket(0)]).toHaveLength(records);
+    } finally {
+      Object.assign(accounts, originals);
+    }
+    expect(counts).toEqual({ ranges: 0, reads: 2 * records });
+  });
+
+  it('finds the records the account index is built from in the table itself', () => {
+    expect(reads.recordKeysNow()).toEqual(recordHeads().map((h) => h.address));
   });
 
   it('finds every pending send, in key order, and pages them', () => {

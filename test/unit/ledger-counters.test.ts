@@ -73,4 +73,15 @@ describe('ledger counters: checked supply arithmetic', () => {
     e.blocks = 2 ** 32;
     expect(() => encodeCounters(e)).toThrow(/blocks out of range/);
   });
+
+  it("carries the account index's flag, which a record of an older format lacks", () => {
+    const c = emptyCounters();
+    expect(c.indexed).toBe(true); // an empty ledger's empty index is complete
+    c.accounts = 5;
+    expect(decodeCounters(encodeCounters(c)).indexed).toBe(true);
+    expect(decodeCounters(encodeCounters({ ...c, indexed: false })).indexed).toBe(false);
+    // Written by a version without the index (one byte shorter): everything else read as it was.
+    const older = encodeCounters(c).subarray(0, encodeCounters(c).length - 1);
+    expect(decodeCounters(older)).toEqual({ ...c, indexed: false });
+  });
 });
