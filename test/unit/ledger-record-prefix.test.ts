@@ -259,6 +259,7 @@ describe('LedgerReads prefix readers on a real store', () => {
       VARIANTS.forEach(([, rec], i) => {
         const address = `${i}`.padStart(2, '0').repeat(32);
         s.accounts.putSync(accountKey(address), encodeAccount(rec));
+        s.accountIndex.putSync(hexToBytes(address, 32), new Uint8Array(0)); // as the ledger indexes an account
         s.accounts.putSync(chainKey(address, 1), new Uint8Array(40)); // sorts between records
       });
     });
