@@ -513,13 +513,8 @@ export class LedgerNode {
         certificates: this.certificates,
         leaseTiming: () => this.leaseTiming,
       });
-      const indexStart = performance.now();
       const { accountIndexBuilt } = this.ledger.start();
-      if (accountIndexBuilt !== undefined)
-        this.log?.info(
-          { accounts: accountIndexBuilt, ms: Math.round(performance.now() - indexStart) },
-          'account index built',
-        );
+      if (accountIndexBuilt) this.log?.info(accountIndexBuilt, 'account index built');
       await this.ensureGenesis();
       this.leaseTiming = leaseTimingFromGenesis(this.ledger.getBlock(this.genesisHash)?.block);
       this.verifyPool.start();

@@ -275,8 +275,8 @@ export class Ledger extends LedgerReads {
     });
   }
 
-  /** Loads what the ledger keeps in memory; says how many accounts the account index was built for, if it was. */
-  start(): { accountIndexBuilt?: number } {
+  /** Loads what the ledger keeps in memory; says what building the account index took, if it was built. */
+  start(): { accountIndexBuilt?: { accounts: number; ms: number } } {
     this.counters.load();
     const built = this.counters.current.indexed ? undefined : this.buildAccountIndex();
     this.conflictBook.load();
@@ -289,7 +289,8 @@ export class Ledger extends LedgerReads {
    * from before it or one that a version without it wrote to (the counters record lacks its flag,
    * which this version's writes carry on): one pass over the records and pending sends.
    */
-  private buildAccountIndex(): number {
+  private buildAccountIndex(): { accounts: number; ms: number } {
+    const t0 = performance.now();
     let n = 0;
     this.store.root.transactionSync(() => {
       // Copies: entries are removed after the walk, not under its cursor.
@@ -302,7 +303,7 @@ export class Ledger extends LedgerReads {
       this.counters.write({ ...this.counters.read(), indexed: true });
     });
     this.counters.load();
-    return n;
+    return { accounts: n, ms: Math.round(performance.now() - t0) };
   }
 
   /** Lets consensus finalize blocks in their own transaction where its votes alone decide. */

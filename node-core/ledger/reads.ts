@@ -48,6 +48,13 @@ const CHAIN_STEPS = 8;
 /** Addresses of the account index read at a time by a walk over the accounts. */
 const INDEX_CHUNK = 256;
 
+/** The account index's first key after `address`: the address with one byte more sorts right after it. */
+function indexKeyAfter(address: string): Uint8Array {
+  const key = new Uint8Array(33);
+  key.set(hexToBytes(address, 32));
+  return key;
+}
+
 /**
  * The read side of the ledger: accounts, chains, blocks, pending entries and totals, straight from the
  * store (every key layout lives in codec.ts). Reads never write and hold no state of their own, so
@@ -385,11 +392,7 @@ export class LedgerReads {
   }
 
   private indexedAfter<T>(decode: (bytes: Uint8Array) => T, after?: string): Generator<[string, T]> {
-    if (after === undefined) return this.indexedAccounts(decode);
-    // The address with one byte more sorts right after it, before every other address.
-    const start = new Uint8Array(33);
-    start.set(hexToBytes(after, 32));
-    return this.indexedAccounts(decode, start);
+    return this.indexedAccounts(decode, after === undefined ? undefined : indexKeyAfter(after));
   }
 
   /**
@@ -414,8 +417,7 @@ export class LedgerReads {
         if (bytes !== undefined) yield [address, decode(bytes)];
       }
       if (chunk.length < INDEX_CHUNK) return;
-      from = new Uint8Array(33);
-      from.set(hexToBytes(chunk.at(-1)!, 32));
+      from = indexKeyAfter(chunk.at(-1)!);
     }
   }
 
