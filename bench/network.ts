@@ -20,7 +20,8 @@ import { LOOPBACK_P2P_ARGS, QUIET_NODE_ARGS, spawnNode, type SpawnedNode } from 
  * under load: the same, one block at a time, while 16 clients submit another workload.
  *
  * BENCH_NET_PER_ACCOUNT sets the blocks per account (default 50: 16 clients x 10 accounts x 50 =
- * 8,000 blocks). BENCH_NET_PROF=DIR writes a V8 CPU profile of each of the three nodes into DIR.
+ * 8,000 blocks). BENCH_NET_PROF=DIR writes a V8 CPU profile of each of the three nodes and of the
+ * single one into DIR (BENCH_DEBUG prints each round's window in the profiles' clock).
  * BENCH_GOSSIP_WINDOW=MS runs the three nodes with `--gossip-window MS` (A/B runs of the window),
  * BENCH_GOSSIP_HEAVY_WINDOW=MS with `--gossip-window-heavy MS`.
  * BENCH_NET_PERF=FILE records each gossip round with `perf` (perfRecord below). BENCH_NET_ARGS adds
@@ -105,15 +106,18 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_NET_ROUNDS ?? 5));
 
 /** The baseline's node: one node without peers, warmed up like the three. */
 async function startSingle(dir: string): Promise<{ node: SpawnedNode; networkId: string }> {
-  const node = await spawnNode([
-    '--data-dir',
-    join(dir, 'single'),
-    '--pow-difficulty',
-    DIFFICULTY.toString(16),
-    '--no-p2p',
-    ...QUIET_NODE_ARGS,
-    ...EXTRA_ARGS,
-  ]);
+  const node = await spawnNode(
+    [
+      '--data-dir',
+      join(dir, 'single'),
+      '--pow-difficulty',
+      DIFFICULTY.toString(16),
+      '--no-p2p',
+      ...QUIET_NODE_ARGS,
+      ...EXTRA_ARGS,
+    ],
+    { env: profEnv('single') },
+  );
   const { network_id } = await json<{ network_id: string }>(`${node.url}/node`);
   // Its own certificate's benchmark (seconds of CPU just after start) is start-up, not ingest.
   await waitForStartupWork(node.url);
@@ -130,8 +134,11 @@ async function singleNodeIngest(
   streams: string[][],
 ): Promise<{ rate: number; cpu: CpuSplit }> {
   const cpu0 = threadCpu(node.proc.pid!);
+  const startMono = process.hrtime.bigint() / 1000n;
   const r = await driveIngest(node.url, streams);
   if (r.failed) throw new Error(`baseline ingest: ${r.failed} failed, first: ${r.firstError}`);
+  if (process.env.BENCH_DEBUG)
+    console.log(`debug baseline monotonic µs: ${startMono} ${process.hrtime.bigint() / 1000n}`);
   return { rate: r.rate, cpu: cpuSplit(node.proc.pid!, cpu0, threadCpu(node.proc.pid!), TOTAL) };
 }
 
