@@ -175,6 +175,11 @@ describe('wallet in Chromium against a real node', () => {
     await shot('09-send-review');
     await page.getByTestId('send-confirm').click();
     await page.getByTestId('send-success').waitFor();
+    // The incoming notice has a link and a button: they go under its text, which keeps its width (beside
+    // them it was squeezed to a 120-pixel column).
+    const notice = page.getByTestId('toast').filter({ has: page.getByTestId('toast-action') });
+    await notice.waitFor();
+    expect((await notice.getByTestId('toast-text').boundingBox())!.width).toBeGreaterThanOrEqual(240);
     await shot('10-sent');
     await openTab('overview');
     await waitMicro('balance-total-XE', '749500000');
