@@ -129,16 +129,19 @@ async function startSingle(dir: string): Promise<{ node: SpawnedNode; networkId:
 }
 
 /** The baseline: a workload ingested over HTTP by the single node. */
+/** CLOCK_MONOTONIC in µs, the clock of V8's CPU profiles (BENCH_NET_PROF): a round's window in them. */
+const monotonicUs = (): bigint => process.hrtime.bigint() / 1000n;
+
 async function singleNodeIngest(
+  log: (line: string) => void,
   node: SpawnedNode,
   streams: string[][],
 ): Promise<{ rate: number; cpu: CpuSplit }> {
   const cpu0 = threadCpu(node.proc.pid!);
-  const startMono = process.hrtime.bigint() / 1000n;
+  const startMono = monotonicUs();
   const r = await driveIngest(node.url, streams);
   if (r.failed) throw new Error(`baseline ingest: ${r.failed} failed, first: ${r.firstError}`);
-  if (process.env.BENCH_DEBUG)
-    console.log(`debug baseline monotonic µs: ${startMono} ${process.hrtime.bigint() / 1000n}`);
+  if (process.env.BENCH_DEBUG) log(`debug baseline monotonic µs: ${startMono} ${monotonicUs()}`);
   return { rate: r.rate, cpu: cpuSplit(node.proc.pid!, cpu0, threadCpu(node.proc.pid!), TOTAL) };
 }
 
@@ -193,7 +196,7 @@ async function gossipRound(
   const clientCpu0 = process.cpuUsage();
   const others = othersMeter(nodes.map((n) => n.proc.pid!));
   const perf = perfRecord(nodes, round);
-  const startMono = process.hrtime.bigint() / 1000n;
+  const startMono = monotonicUs();
   const start = performance.now();
   const ingest = await driveIngest(nodes[0]!.url, streams);
   if (ingest.failed) throw new Error(`submission: ${ingest.failed} failed, first: ${ingest.firstError}`);
@@ -216,9 +219,8 @@ async function gossipRound(
   const late = await allFinal(agent, nodes, lasts);
   const secs = ((late ? performance.now() : counted) - start) / 1000;
   if (process.env.BENCH_DEBUG) {
-    // CLOCK_MONOTONIC µs, the clock of V8's CPU profiles (BENCH_NET_PROF): the round's window in them.
     log(
-      `debug round ${round} monotonic µs: ${startMono} ${process.hrtime.bigint() / 1000n}; tail ${((secs - submitted) * 1000).toFixed(0)} ms, ${pollRounds} poll rounds, ${pollRequests} requests`,
+      `debug round ${round} monotonic µs: ${startMono} ${monotonicUs()}; tail ${((secs - submitted) * 1000).toFixed(0)} ms, ${pollRounds} poll rounds, ${pollRequests} requests`,
     );
     nodes.forEach((n, i) => log(`debug threads ${'ABC'[i]}: ${threadNames(n.proc.pid!, cpu0[i]!, TOTAL)}`));
     for (const n of nodes) {
@@ -395,7 +397,7 @@ export default async function benchNetwork(log: (line: string) => void): Promise
     const rounds: { base: { rate: number; cpu: CpuSplit }; gossip: GossipRound; ratio: number }[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       const baseStreams = workload(single.networkId, nowNs());
-      const base = await singleNodeIngest(single.node, baseStreams);
+      const base = await singleNodeIngest(log, single.node, baseStreams);
       const gossip = await gossipRound(log, agent, nodes, workload(network_id, nowNs()), i + 1);
       rounds.push({ base, gossip, ratio: gossip.rate / base.rate });
       log(

@@ -176,7 +176,7 @@ describe('wallet in Chromium against a real node', () => {
     await page.getByTestId('send-confirm').click();
     await page.getByTestId('send-success').waitFor();
     // The incoming notice has a link and a button: they go under its text, which keeps its width (beside
-    // them it was squeezed to a 120-pixel column).
+    // them it was squeezed to a 117-pixel column).
     const notice = page.getByTestId('toast').filter({ has: page.getByTestId('toast-action') });
     await notice.waitFor();
     expect((await notice.getByTestId('toast-text').boundingBox())!.width).toBeGreaterThanOrEqual(240);
