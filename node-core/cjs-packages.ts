@@ -1,6 +1,5 @@
 import type * as Http from 'node:http';
 import { createRequire } from 'node:module';
-import type * as FastifyStatic from '@fastify/static';
 import type * as FastifyWebsocket from '@fastify/websocket';
 import type * as Fastify from 'fastify';
 import type * as Pino from 'pino';
@@ -10,14 +9,14 @@ import type * as Pino from 'pino';
  * ES `import` of a CommonJS package goes through the ES module loader for it and every file it
  * requires (and parses each for its export names): fastify, pino, @fastify/websocket (with ws) and
  * @fastify/static took ~200 ms of CPU that way against ~105 ms required, out of a start-up whose
- * target is 0.6 s. Types come from the packages' own declarations, as with an import.
+ * target is 0.6 s. Types come from the packages' own declarations, as with an import. (The GUI's
+ * files are now sent by @fastify/send, required with the first one: api/ui-send.ts.)
  */
 const require = createRequire(import.meta.url);
 
 export const fastifyPackage = require('fastify') as typeof Fastify;
 export const pinoPackage = require('pino') as typeof Pino;
 export const websocketPlugin = (require('@fastify/websocket') as typeof FastifyWebsocket).default;
-export const staticPlugin = (require('@fastify/static') as typeof FastifyStatic).default;
 
 /**
  * node:http's status texts, required for the same reason: an ES import of node:http reads each of

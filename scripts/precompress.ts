@@ -5,8 +5,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 /**
  * Precompression of the built GUI: next to every text-like file of renderer/dist it writes `<file>.br`
  * (Brotli, best quality) and `<file>.gz` (gzip -9), which the node sends to browsers that accept them
- * (node-core/api/ui-static.ts, @fastify/static's preCompressed: it honours Accept-Encoding and adds
- * `Vary: Accept-Encoding`). Done once per build, so serving costs no CPU; run as a Vite plugin
+ * (node-core/api/ui-send.ts: it honours Accept-Encoding and adds `Vary: Accept-Encoding`). Done once per build, so serving costs no CPU; run as a Vite plugin
  * (precompressPlugin, renderer/vite.config.ts) after the bundle is written.
  */
 

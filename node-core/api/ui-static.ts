@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { staticPlugin as fastifyStatic } from '../cjs-packages.ts';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from './errors.ts';
+import { sendUiFile } from './ui-send.ts';
 import { UI_CONTENT_SECURITY_POLICY } from './ui-csp.ts';
 
 export { UI_CONTENT_SECURITY_POLICY };
@@ -14,7 +14,8 @@ export { UI_CONTENT_SECURITY_POLICY };
  * document, but the server's Host check and rate limits apply to them like to any request.
  *
  * - `/ui` redirects to `/ui/`; `/ui/` is index.html.
- * - A file that exists is sent (ETag, Last-Modified, conditional GET and ranges from @fastify/send).
+ * - A file that exists is sent (ETag, Last-Modified, conditional GET and ranges from @fastify/send,
+ *   loaded with the first file sent: ui-send.ts).
  * - Any other path under `/ui/` is a route of the single-page app and gets index.html, except
  *   paths that name a file (a dot in the last segment) or lie under `/ui/assets/`: a missing script
  *   must be a 404, not HTML with status 200 that the browser then refuses as a module.
@@ -43,11 +44,6 @@ const ASSETS_DIR = 'assets';
 const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
 const CACHE_REVALIDATE = 'no-cache';
 const INDEX_FILE = 'index.html';
-
-/** The file a precompressed copy stands for (`index.html.br` is index.html). */
-export function originalOf(file: string): string {
-  return file.replace(/\.(?:br|gz)$/, '');
-}
 
 function isFile(path: string): boolean {
   try {
@@ -102,50 +98,35 @@ export function registerUi(app: FastifyInstance, dir: string): void {
     return inAssets ? CACHE_IMMUTABLE : CACHE_REVALIDATE;
   };
 
-  // Encapsulated: the reply.sendFile decoration stays inside, whatever else registers the plugin.
-  void app.register(async (ui) => {
-    await ui.register(fastifyStatic, {
-      root,
-      // Our own routes below decide what is served; the plugin only sends files.
-      serve: false,
-      // Cache-Control is ours (cacheControlFor); send's default would be `max-age=0`.
-      cacheControl: false,
-      dotfiles: 'deny',
-      index: false,
-      // An unbuilt GUI is a normal state (the routes answer with advice), not a warning.
-      suppressWarning: true,
-      // The build writes `<file>.br` and `<file>.gz` (scripts/precompress.ts): sent to a browser
-      // that accepts them, with `Vary: Accept-Encoding`; the plain file otherwise.
-      preCompressed: true,
-      setHeaders(reply, sent) {
-        const file = originalOf(sent);
-        reply.header('x-content-type-options', 'nosniff');
-        reply.header('cache-control', cacheControlFor(file));
-        if (file.endsWith('.html')) {
-          reply.header('content-security-policy', UI_CONTENT_SECURITY_POLICY);
-          reply.header('referrer-policy', 'no-referrer');
-        }
-      },
-    });
+  const sendOpts = {
+    root,
+    setHeaders(reply: FastifyReply, file: string) {
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('cache-control', cacheControlFor(file));
+      if (file.endsWith('.html')) {
+        reply.header('content-security-policy', UI_CONTENT_SECURITY_POLICY);
+        reply.header('referrer-policy', 'no-referrer');
+      }
+    },
+  };
 
-    ui.get('/ui', async (request, reply) => {
-      const q = request.url.indexOf('?');
-      return reply.redirect(UI_PATH + (q < 0 ? '' : request.url.slice(q)), 301);
-    });
+  app.get('/ui', async (request, reply) => {
+    const q = request.url.indexOf('?');
+    return reply.redirect(UI_PATH + (q < 0 ? '' : request.url.slice(q)), 301);
+  });
 
-    ui.get(FAVICON_PATH, async (_request, reply) => {
-      if (!isFile(indexPath)) throw ApiError.notFound(UI_NOT_BUILT_MESSAGE);
-      if (!isFile(join(root, FAVICON_PATH))) throw ApiError.notFound();
-      return reply.sendFile(FAVICON_PATH);
-    });
+  app.get(FAVICON_PATH, async (request, reply) => {
+    if (!isFile(indexPath)) throw ApiError.notFound(UI_NOT_BUILT_MESSAGE);
+    if (!isFile(join(root, FAVICON_PATH))) throw ApiError.notFound();
+    return sendUiFile(request, reply, FAVICON_PATH.slice(1), sendOpts);
+  });
 
-    ui.get('/ui/*', async (request, reply) => {
-      if (!isFile(indexPath)) throw ApiError.notFound(UI_NOT_BUILT_MESSAGE);
-      const rel = uiRelativePath(request.url);
-      if (rel === undefined) throw ApiError.notFound();
-      if (rel !== '' && isFile(join(root, rel))) return reply.sendFile(`/${rel}`);
-      if (rel !== '' && !isAppRoute(rel)) throw ApiError.notFound();
-      return reply.sendFile(`/${INDEX_FILE}`);
-    });
+  app.get('/ui/*', async (request, reply) => {
+    if (!isFile(indexPath)) throw ApiError.notFound(UI_NOT_BUILT_MESSAGE);
+    const rel = uiRelativePath(request.url);
+    if (rel === undefined) throw ApiError.notFound();
+    if (rel !== '' && isFile(join(root, rel))) return sendUiFile(request, reply, rel, sendOpts);
+    if (rel !== '' && !isAppRoute(rel)) throw ApiError.notFound();
+    return sendUiFile(request, reply, INDEX_FILE, sendOpts);
   });
 }

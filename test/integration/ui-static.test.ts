@@ -105,6 +105,23 @@ describe('the GUI at /ui/ when built', () => {
     expect(again.statusCode).toBe(304);
   });
 
+  it('answers HEAD with the headers alone, a byte range with 206, a range past the end with the JSON 400', async () => {
+    const head = await get('/ui/assets/app-1a2b3c.js', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(APP_JS.length));
+    expect(head.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(await head.text()).toBe('');
+    const part = await get('/ui/assets/app-1a2b3c.js', { headers: { range: 'bytes=0-6' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 0-6/${APP_JS.length}`);
+    expect(await part.text()).toBe(APP_JS.slice(0, 7));
+    const past = await get('/ui/assets/app-1a2b3c.js', { headers: { range: 'bytes=5000-' } });
+    // Unsatisfiable (416 to @fastify/send): the server's documented error shape, like any bad request.
+    expect(past.status).toBe(400);
+    expect(past.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await past.json()).toEqual({ error: 'bad request' });
+  });
+
   it('answers a missing file (an extension, or under assets/) with the JSON 404, not HTML', async () => {
     for (const path of ['/ui/assets/missing-123.js', '/ui/assets/sub/page', '/ui/logo.png', '/ui/assets']) {
       const r = await get(path);

@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/node.ts';
+
+/**
+ * The node does not load the GUI's file sender (@fastify/send, and with @fastify/static before it
+ * glob, mime and http-errors) until a GUI file is asked for: 35-50 ms of CPU at start-up otherwise
+ * (ui-send.ts). Checked in a fresh Node process, since the test runner's own may have loaded them.
+ */
+const CHILD = `
+import { createRequire } from 'node:module';
+const { startTestNode } = await import(process.argv[2]);
+const require = createRequire(import.meta.url);
+const loaded = () =>
+  ['@fastify/send', '@fastify/static', 'glob', 'mime', 'http-errors'].filter((name) =>
+    Object.keys(require.cache).some((path) => path.includes('/node_modules/' + name + '/')),
+  );
+const t = await startTestNode({ uiDir: process.argv[3] });
+const before = loaded();
+const page = await fetch(t.node.url + '/ui/');
+const body = await page.text();
+const after = loaded();
+await t.stop();
+console.log(JSON.stringify({ before, after, status: page.status, body }));
+`;
+
+describe('the GUI file sender loads with the first file', () => {
+  const dir = tempDir('ledger-ui-lazy-');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is not loaded when the API starts, and serves once asked', async () => {
+    const ui = join(dir, 'dist');
+    mkdirSync(ui, { recursive: true });
+    writeFileSync(join(ui, 'index.html'), '<!doctype html><title>lazy</title>\n');
+    const script = join(dir, 'child.mjs');
+    writeFileSync(script, CHILD);
+    const helpers = new URL('../helpers/node.ts', import.meta.url).href;
+    const { stdout } = await promisify(execFile)(process.execPath, [script, helpers, ui], {
+      timeout: 60_000,
+    });
+    const r = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      before: string[];
+      after: string[];
+      status: number;
+      body: string;
+    };
+    expect(r.before).toEqual([]);
+    expect(r.status).toBe(200);
+    expect(r.body).toContain('<title>lazy</title>');
+    expect(r.after).toContain('@fastify/send');
+  }, 90_000);
+});
