@@ -64,7 +64,8 @@ function addVary(reply: FastifyReply, name: string): void {
     reply.header('vary', `${value}, ${name}`);
 }
 
-function isFile(path: string): boolean {
+/** Whether `path` is a regular file (false when it is missing or unreadable). */
+export function isFile(path: string): boolean {
   try {
     return statSync(path).isFile();
   } catch {
@@ -104,8 +105,8 @@ export async function sendUiFile(
     cacheControl: false,
   });
   // A directory (the caller sends files only) or a file gone since the caller looked: 404. Other
-  // errors (416 for a range past the end, 412 for a failed If-Match) carry their status to the
-  // server's error handler, as fastify's own errors do.
+  // errors (416 for a range past the end, 412 for a failed If-Match) go to the server's error
+  // handler, which answers a 4xx it did not raise itself as the documented 400.
   if (result.type === 'directory') throw ApiError.notFound();
   if (result.type === 'error') {
     if ((result.metadata.error as { status?: number }).status === 404) throw ApiError.notFound();

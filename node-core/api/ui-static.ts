@@ -1,8 +1,7 @@
-import { statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from './errors.ts';
-import { sendUiFile } from './ui-send.ts';
+import { isFile, sendUiFile } from './ui-send.ts';
 import { UI_CONTENT_SECURITY_POLICY } from './ui-csp.ts';
 
 export { UI_CONTENT_SECURITY_POLICY };
@@ -44,14 +43,6 @@ const ASSETS_DIR = 'assets';
 const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
 const CACHE_REVALIDATE = 'no-cache';
 const INDEX_FILE = 'index.html';
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The path below `/ui/` of a request URL as safe relative segments ('' for `/ui/` itself), or
