@@ -37,6 +37,19 @@ let multiplier = 0n;
 
 const shot = (step: string) => page.screenshot({ path: join(SHOTS, `leasing-${step}.png`), fullPage: true });
 const attr = (testId: string, name: string) => page.getByTestId(testId).first().getAttribute(name);
+/**
+ * How far below the top of its label each control starts: a field's name sits above it, as in the
+ * app's other forms (beside it, the name and the box touched: 'vCPUs[1]', 'Memory (MB)[512]').
+ */
+const belowLabel = (testIds: string[]) =>
+  page.evaluate(
+    (ids) =>
+      ids.map((id) => {
+        const control = document.querySelector(`[data-testid="${id}"]`)!;
+        return control.getBoundingClientRect().top - control.closest('label')!.getBoundingClientRect().top;
+      }),
+    testIds,
+  );
 
 async function openWallet(): Promise<void> {
   await page.goto(ui.appUrl);
@@ -113,6 +126,9 @@ describe('leasing in Chromium against a providing node (sandbox driver)', () => 
     await page.getByTestId('lease-duration').fill('2');
     await page.getByTestId('lease-unit').selectOption('min');
     await page.getByTestId('quote-ok').waitFor();
+    const fields = ['lease-account', 'lease-vcpus', 'lease-memory', 'lease-disk', 'lease-duration'];
+    for (const [i, below] of (await belowLabel(fields)).entries())
+      expect(below, fields[i]).toBeGreaterThanOrEqual(14);
     const expected = leaseCost({ vcpus: 1n, memory_mb: 256n, disk_gb: 1n, duration: 120n }, multiplier);
     expect(await attr('quote-cost', 'data-micro')).toBe(expected.toString());
     expect(await attr('quote-spendable', 'data-micro')).toBe(XUSD.toString());
@@ -202,6 +218,7 @@ describe('leasing in Chromium against a providing node (sandbox driver)', () => 
     await page.getByTestId('renew-unit').selectOption('min');
     const expected = leaseCost({ vcpus: 1n, memory_mb: 256n, disk_gb: 1n, duration: 60n }, multiplier);
     await page.getByTestId('renew-cost').waitFor();
+    expect((await belowLabel(['renew-duration']))[0]).toBeGreaterThanOrEqual(14);
     expect(await attr('renew-cost', 'data-micro')).toBe(expected.toString());
     await shot('09-renew-quote');
     await page.getByTestId('renew-button').click();

@@ -270,9 +270,9 @@ function NewLease({
   return (
     <section className="card" data-testid="new-lease">
       <h2>New lease</h2>
-      <form onSubmit={submit} className="row" style={{ alignItems: 'flex-end' }}>
-        <label>
-          Paying account
+      <form onSubmit={submit} className="row form-row">
+        <label className="field">
+          <span>Paying account</span>
           <select value={account} onChange={(e) => setAccount(e.target.value)} data-testid="lease-account">
             {accounts.map((a) => (
               <option key={a.address} value={a.address}>
@@ -281,8 +281,8 @@ function NewLease({
             ))}
           </select>
         </label>
-        <label>
-          vCPUs
+        <label className="field">
+          <span>vCPUs</span>
           <input
             value={form.vcpus}
             onChange={set('vcpus')}
@@ -291,8 +291,8 @@ function NewLease({
             data-testid="lease-vcpus"
           />
         </label>
-        <label>
-          Memory (MB)
+        <label className="field">
+          <span>Memory (MB)</span>
           <input
             value={form.memory_mb}
             onChange={set('memory_mb')}
@@ -301,8 +301,8 @@ function NewLease({
             data-testid="lease-memory"
           />
         </label>
-        <label>
-          Disk (GB)
+        <label className="field">
+          <span>Disk (GB)</span>
           <input
             value={form.disk_gb}
             onChange={set('disk_gb')}
@@ -311,8 +311,8 @@ function NewLease({
             data-testid="lease-disk"
           />
         </label>
-        <label>
-          Duration
+        <label className="field">
+          <span>Duration</span>
           <span className="row" style={{ gap: 4, flexWrap: 'nowrap' }}>
             <input
               value={form.duration}
@@ -777,14 +777,14 @@ function Renewals({
         <section className="card" data-testid="renew-section">
           <h3>Renew</h3>
           <form
-            className="row"
+            className="row form-row"
             onSubmit={(e) => {
               e.preventDefault();
               if (extSecs !== undefined && !problem) void renew.run(extSecs);
             }}
           >
-            <label>
-              Extend by
+            <label className="field">
+              <span>Extend by</span>
               <span className="row" style={{ gap: 4, flexWrap: 'nowrap' }}>
                 <input
                   value={ext}
@@ -835,7 +835,8 @@ function Renewals({
               Renewed for <Amount micro={renew.result.cost} asset="XUSD" />
             </div>
           )}
-          <h3>Hold</h3>
+          {/* A heading of its own below the renewal's row, not touching it. */}
+          <h3 style={{ marginTop: 16 }}>Hold</h3>
           <label className="row">
             <input
               type="checkbox"
