@@ -120,6 +120,15 @@ describe('accessibility of every page (axe-core in Chromium, real node)', () => 
     });
   }
 
+  it('provider page of a node that is not one: the notice stands apart from the card below it', async () => {
+    await go('#/leasing/provider', 'not-provider');
+    const gap = await page.getByTestId('not-provider').evaluate((notice) => {
+      const next = notice.nextElementSibling!;
+      return next.getBoundingClientRect().top - notice.getBoundingClientRect().bottom;
+    });
+    expect(gap).toBeGreaterThanOrEqual(8);
+  });
+
   it('explorer: a block', async () => {
     await go('#/explorer', 'explorer-query');
     const first = page.locator('a[href^="#/explorer/block/"]').first();

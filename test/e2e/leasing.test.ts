@@ -273,6 +273,25 @@ describe('leasing in Chromium against a providing node (sandbox driver)', () => 
     await page.getByTestId('vm-row').first().waitFor({ timeout: 20_000 });
     expect(await page.getByTestId('vms').innerText()).toMatch(/no VM boundary/);
     expect(await attr('provider-certificate', 'data-valid')).toBe('true');
+    // Each gauge is one line: its name, bar and figures level (the bar once wrapped under the name,
+    // its figures running into the next gauge's name).
+    const offsets = await page.evaluate(() =>
+      [...document.querySelectorAll('[data-testid="meter"], [data-testid="benchmark"]')].map((row) => {
+        const bar = row.querySelector('progress')!.getBoundingClientRect();
+        const name = row.firstElementChild!.getBoundingClientRect();
+        return Math.abs(bar.top + bar.height / 2 - (name.top + name.height / 2));
+      }),
+    );
+    expect(offsets).toHaveLength(4);
+    for (const off of offsets) expect(off).toBeLessThan(6);
+    // The badge stands apart from the driver's name it follows.
+    const badgeGap = await page.getByTestId('no-vm-boundary').evaluate((badge) => {
+      const range = document.createRange();
+      range.selectNodeContents(badge.parentElement!);
+      range.setEndBefore(badge);
+      return badge.getBoundingClientRect().left - range.getBoundingClientRect().right;
+    });
+    expect(badgeGap).toBeGreaterThanOrEqual(4);
     await shot('13-provider');
   });
 

@@ -926,11 +926,13 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
             ? `valid until ${timeOf(node.certificate.expires_at ?? 0n)} (${short(node.certificate.hash)})`
             : 'no valid certificate yet'}
         </div>
-        <div className="small" data-testid="benchmark">
-          Benchmark: {node.benchmark.state}
-          {node.benchmark.state === 'running' ? ` ${Math.round(node.benchmark.progress * 100)} %` : ''}
-          {node.benchmark.error ? ` (${node.benchmark.error})` : ''}
-          <progress value={node.benchmark.progress} max={1} style={{ marginLeft: 8 }} />
+        <div className="row small meter" data-testid="benchmark">
+          <span>
+            Benchmark: {node.benchmark.state}
+            {node.benchmark.state === 'running' ? ` ${Math.round(node.benchmark.progress * 100)} %` : ''}
+            {node.benchmark.error ? ` (${node.benchmark.error})` : ''}
+          </span>
+          <progress value={node.benchmark.progress} max={1} />
         </div>
       </section>
       {p?.enabled && (
@@ -939,8 +941,7 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
           <div className="small">
             Driver: {p.driver ?? 'unknown'}
             {p.vm_boundary === false && (
-              <span className="badge error" data-testid="no-vm-boundary">
-                {' '}
+              <span className="badge error spaced" data-testid="no-vm-boundary">
                 no VM boundary
               </span>
             )}
@@ -982,7 +983,7 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
                   </td>
                   <td>
                     {v.driver ?? '—'}
-                    {v.vm_boundary === false && <span className="badge error"> no VM boundary</span>}
+                    {v.vm_boundary === false && <span className="badge error spaced">no VM boundary</span>}
                   </td>
                   <td>{timeOf(v.created_at)}</td>
                 </tr>
@@ -1008,10 +1009,10 @@ function ProviderSection({ node }: { node: NodeLeasing | undefined }) {
 function Meter({ label, used, total }: { label: string; used: bigint; total: bigint }) {
   const pct = total === 0n ? 0 : Number((used * 100n) / total);
   return (
-    <div className="row small" data-testid="meter">
-      <span style={{ width: 110 }}>{label}</span>
+    <div className="row small meter" data-testid="meter">
+      <span className="meter-label">{label}</span>
       <progress value={pct} max={100} />
-      <span>
+      <span className="meter-value">
         {used.toString()} / {total.toString()}
       </span>
     </div>
