@@ -12,6 +12,7 @@ export type NetErrorCode =
   | 'ERR_NOT_VERIFIED' // a request from a peer that has not passed netcheck
   | 'ERR_NOT_CONNECTED' // a request to a peer this node has no verified connection to
   | 'ERR_PEER_ANSWER' // the peer answered a request with an error
+  | 'ERR_STREAM' // a request's stream failed before its answer (reset by the peer, connection lost)
   | 'ERR_BAD_BLOCK' // a peer sent a block this node refuses for good (sync)
   | 'ERR_BAD_OPTION' // a configuration value outside its range
   | 'ERR_REFUSED'; // a request this node does not serve (attest_timestamp on a non-timekeeper)

@@ -59,6 +59,7 @@ import {
 } from './netcheck.ts';
 import type { MessengerLimitOptions } from './request-limits.ts';
 import {
+  MAX_INBOUND_REQUEST_STREAMS,
   type MessengerStats,
   type RequestChannel,
   RequestService,
@@ -437,9 +438,7 @@ export class P2PHost {
       await this.node.handle(
         protocol,
         (stream, connection) => this.requests.answer(stream, connection, channel),
-        {
-          maxInboundStreams: 8,
-        },
+        { maxInboundStreams: MAX_INBOUND_REQUEST_STREAMS },
       );
     }
     await this.node.handle(

@@ -9,6 +9,7 @@ import {
   type MessengerLimitOptions,
   RequestLimiter,
 } from './request-limits.ts';
+import { PeerSlots } from './peer-slots.ts';
 import { RequestPacer } from './request-pacer.ts';
 
 /**
@@ -46,7 +47,14 @@ interface Channel {
   protocol: string;
   limiter: RequestLimiter;
   pacer: RequestPacer;
+  slots: PeerSlots;
 }
+/**
+ * The request streams of one channel a peer takes at once on a connection (host.ts registers each
+ * channel's handler with it); libp2p resets any stream over it. This node keeps its own requests
+ * to a peer within it (PeerSlots), so that asking many at once queues them instead of failing them.
+ */
+export const MAX_INBOUND_REQUEST_STREAMS = 8;
 /** A request's cap (spec 5.7: 64 KiB per message). */
 export const MAX_REQUEST_BYTES = 64 * 1024;
 /** Answers carry pages of blocks for sync, far more than a request ever needs. */
@@ -141,6 +149,7 @@ export class RequestService {
         protocol: REQUEST_PROTOCOL,
         limiter: new RequestLimiter(opts.messenger),
         pacer: new RequestPacer({ rate: opts.messenger?.outbound }),
+        slots: new PeerSlots(MAX_INBOUND_REQUEST_STREAMS),
       },
       sync: {
         protocol: SYNC_PROTOCOL,
@@ -149,6 +158,7 @@ export class RequestService {
           global: opts.sync?.global ?? DEFAULT_SYNC_LIMITS.global,
         }),
         pacer: new RequestPacer({ rate: opts.sync?.outbound ?? DEFAULT_SYNC_LIMITS.outbound }),
+        slots: new PeerSlots(MAX_INBOUND_REQUEST_STREAMS),
       },
     };
     this.deadlineMs = opts.messenger?.deadlineMs ?? DEFAULT_MESSENGER_DEADLINE_MS;
@@ -176,9 +186,10 @@ export class RequestService {
   }
 
   /**
-   * Sends a request to `peer` over the connection `connection()` finds once pacing allows, and
-   * returns the answer's payload. Throws a NetError: the peer's error answer (ERR_PEER_ANSWER), or a
-   * request that could not be made or finished.
+   * Sends a request to `peer` over the connection `connection()` finds once a slot to the peer and
+   * pacing allow, and returns the answer's payload. Throws a NetError: the peer's error answer
+   * (ERR_PEER_ANSWER), or a request that could not be made (ERR_NOT_CONNECTED, ERR_TOO_LARGE) or
+   * finished (ERR_DEADLINE, ERR_STREAM).
    */
   async ask<T>(
     peer: string,
@@ -195,9 +206,27 @@ export class RequestService {
         'ERR_TOO_LARGE',
         `${type} request of ${body.length} bytes is over ${MAX_REQUEST_BYTES}`,
       );
-    // Kept within the rate the peer accepts: waiting here is cheaper than a refusal and a retry.
-    const wait = channel.pacer.reserve(peer);
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    // Kept within the streams the peer takes at once, then within the rate it accepts: waiting
+    // here is cheaper than a refusal and a retry.
+    const release = await channel.slots.take(peer);
+    try {
+      const wait = channel.pacer.reserve(peer);
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      return await this.exchange<T>(peer, type, body, opts, channel, connection);
+    } finally {
+      release();
+    }
+  }
+
+  /** One request's exchange on a new stream, and its answer's payload (see ask). */
+  private async exchange<T>(
+    peer: string,
+    type: string,
+    body: Uint8Array,
+    opts: { raw?: (path: JsonPath) => boolean; timeoutMs?: number },
+    channel: Channel,
+    connection: () => Connection | undefined,
+  ): Promise<T> {
     const conn = connection();
     if (!conn) throw new NetError('ERR_NOT_CONNECTED', `not connected to ${peer}`);
     // One deadline for the whole exchange (opening, sending, the peer's work, the answer), so a peer
@@ -226,7 +255,11 @@ export class RequestService {
         throw new NetError('ERR_DEADLINE', `${peer} did not answer ${type} within ${deadlineMs} ms`, {
           cause: err,
         });
-      throw err;
+      if (err instanceof NetError) throw err;
+      // A stream reset by the peer or a connection lost: one code for callers, the cause kept.
+      throw new NetError('ERR_STREAM', `${type} request to ${peer} failed: ${(err as Error).message}`, {
+        cause: err,
+      });
     } finally {
       signal.removeEventListener('abort', cutOff);
     }
