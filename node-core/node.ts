@@ -1241,7 +1241,7 @@ export class LedgerNode {
         onPeer: (peer) => {
           this.syncer?.request(peer);
           this.certificateExchange?.peerConnected(peer);
-          this.selfRegistration?.peerConnected();
+          this.selfRegistration?.peerConnected(peer);
           this.marketplace.peerConnected();
           this.chatOutbox.peerConnected(peer);
         },
@@ -1326,6 +1326,7 @@ export class LedgerNode {
         pubKey: this.nodeKey.pub_key,
         nodePeer: p2p.peerId,
         now: this.now,
+        subscribes: (peer) => p2p.subscribesToDirectory(peer),
         sign: signBytesNode,
       },
       this.opts.selfRegistration,

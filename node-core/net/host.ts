@@ -310,6 +310,12 @@ export class P2PHost {
     return true;
   }
 
+  /** Whether `peer` subscribes to the directory topic now, as far as this node has heard. */
+  subscribesToDirectory(peer: string): boolean {
+    const pubsub = this.node?.services.pubsub;
+    return pubsub?.getSubscribers(TOPICS.directory).some((p) => p.toString() === peer) ?? false;
+  }
+
   /** Messenger requests refused by the limits so far, and the limits themselves (spec 5.7, N-09). */
   get messengerStats(): MessengerStats {
     return this.requests.messengerStats;

@@ -21,7 +21,7 @@ interface ReadinessBody {
 
 describe('network readiness', () => {
   it('resolves every representative through the directory, and stops counting one whose node is gone', async () => {
-    const fast = { selfRegistration: { refreshMs: 500, peerDelayMs: 200 } };
+    const fast = { selfRegistration: { refreshMs: 500 } };
     const [a, b] = await twoNodes(fast, fast);
     const c = await startTestNode({
       ...P2P,
