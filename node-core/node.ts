@@ -894,6 +894,7 @@ export class LedgerNode {
         networkId: () => this.statechain.networkId,
         now: this.now,
         publish: (m) => void this.p2p?.publishMarketplace(m),
+        subscribes: (peer) => this.p2p?.subscribesTo('marketplace', peer) ?? false,
         certificates: this.certificates,
         // Capacity counts the leases still open; a provider's settled history is not read.
         leasesOf: (provider) =>
@@ -1242,7 +1243,7 @@ export class LedgerNode {
           this.syncer?.request(peer);
           this.certificateExchange?.peerConnected(peer);
           this.selfRegistration?.peerConnected(peer);
-          this.marketplace.peerConnected();
+          this.marketplace.peerConnected(peer);
           this.chatOutbox.peerConnected(peer);
         },
         onRegistration: (r) => directory.offer(r),
@@ -1326,7 +1327,7 @@ export class LedgerNode {
         pubKey: this.nodeKey.pub_key,
         nodePeer: p2p.peerId,
         now: this.now,
-        subscribes: (peer) => p2p.subscribesToDirectory(peer),
+        subscribes: (peer) => p2p.subscribesTo('directory', peer),
         sign: signBytesNode,
       },
       this.opts.selfRegistration,

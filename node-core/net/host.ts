@@ -310,10 +310,10 @@ export class P2PHost {
     return true;
   }
 
-  /** Whether `peer` subscribes to the directory topic now, as far as this node has heard. */
-  subscribesToDirectory(peer: string): boolean {
+  /** Whether `peer` subscribes to a topic now, as far as this node has heard. */
+  subscribesTo(topic: keyof typeof TOPICS, peer: string): boolean {
     const pubsub = this.node?.services.pubsub;
-    return pubsub?.getSubscribers(TOPICS.directory).some((p) => p.toString() === peer) ?? false;
+    return pubsub?.getSubscribers(TOPICS[topic]).some((p) => p.toString() === peer) ?? false;
   }
 
   /** Messenger requests refused by the limits so far, and the limits themselves (spec 5.7, N-09). */

@@ -1,5 +1,6 @@
 import { type Registration, signRegistration } from '../protocol/registration.ts';
 import type { Directory } from './directory.ts';
+import { SubscriptionWait, type SubscriptionWaitOptions } from './subscription-wait.ts';
 
 /**
  * The node's own directory registration (reference-behavior.md 7.2 "Self-registration"): its
@@ -29,24 +30,17 @@ export interface SelfRegistrationDeps {
   sign?: (message: Uint8Array, seed: Uint8Array) => Uint8Array;
 }
 
-export interface SelfRegistrationOptions {
+export interface SelfRegistrationOptions extends SubscriptionWaitOptions {
   /** Re-registration interval (default 15 minutes). */
   refreshMs?: number;
-  /** How often new peers are checked for their directory subscription (default 100 ms). */
-  peerPollMs?: number;
-  /** How long a new peer's subscription is waited for (default 60 s); one without is left out. */
-  peerWaitMs?: number;
 }
 
 export class SelfRegistration {
   private readonly d: SelfRegistrationDeps;
   private readonly refreshMs: number;
-  private readonly peerPollMs: number;
-  private readonly peerWaitMs: number;
   private timer: NodeJS.Timeout | undefined;
-  private poll: NodeJS.Timeout | undefined;
-  /** New peers whose directory subscription is awaited -> checks left before they are left out. */
-  private readonly awaited = new Map<string, number>();
+  /** New peers whose directory subscription is awaited. */
+  private readonly newPeers: SubscriptionWait;
   private last = 0n;
   /** Registrations published so far. */
   published = 0;
@@ -54,8 +48,14 @@ export class SelfRegistration {
   constructor(deps: SelfRegistrationDeps, opts: SelfRegistrationOptions = {}) {
     this.d = deps;
     this.refreshMs = opts.refreshMs ?? 15 * 60_000;
-    this.peerPollMs = opts.peerPollMs ?? 100;
-    this.peerWaitMs = opts.peerWaitMs ?? 60_000;
+    this.newPeers = new SubscriptionWait(
+      deps.subscribes,
+      () => {
+        this.register();
+        this.republishServed();
+      },
+      opts,
+    );
   }
 
   start(): void {
@@ -66,45 +66,18 @@ export class SelfRegistration {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
-    if (this.poll) clearInterval(this.poll);
-    this.timer = this.poll = undefined;
-    this.awaited.clear();
+    this.timer = undefined;
+    this.newPeers.stop();
   }
 
   /** Peers whose directory subscription is awaited now. */
   get awaiting(): number {
-    return this.awaited.size;
+    return this.newPeers.size;
   }
 
   /** A peer connected: register again once it subscribes to the directory topic. */
   peerConnected(peer: string): void {
-    if (!this.timer) return;
-    this.awaited.set(peer, Math.max(1, Math.ceil(this.peerWaitMs / this.peerPollMs)));
-    if (this.poll) return;
-    this.poll = setInterval(() => this.checkPeers(), this.peerPollMs);
-    this.poll.unref();
-  }
-
-  /**
-   * One publish for every awaited peer that subscribes by now: peers that connect together (at
-   * start, say) subscribe within a check or two of each other and share it.
-   */
-  private checkPeers(): void {
-    let ready = false;
-    for (const [peer, left] of this.awaited) {
-      if (this.d.subscribes(peer)) {
-        ready = true;
-        this.awaited.delete(peer);
-      } else if (left <= 1) this.awaited.delete(peer);
-      else this.awaited.set(peer, left - 1);
-    }
-    if (this.awaited.size === 0 && this.poll) {
-      clearInterval(this.poll);
-      this.poll = undefined;
-    }
-    if (!ready) return;
-    this.register();
-    this.republishServed();
+    if (this.timer) this.newPeers.add(peer);
   }
 
   private republishServed(): void {

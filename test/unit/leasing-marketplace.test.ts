@@ -309,6 +309,28 @@ describe('Marketplace', () => {
     expect(h.sent).toHaveLength(2);
   });
 
+  it('advertises to a new peer once it subscribes to the marketplace, not before', () => {
+    vi.useFakeTimers();
+    const subscribed = new Set<string>();
+    const h = harness(ME, { capacity: CAP, subscribes: (p) => subscribed.has(p) });
+    const mine = certificate(ME);
+    h.certs.set(mine.hash, mine);
+    h.market.start();
+    expect(h.sent).toHaveLength(1);
+    h.market.peerConnected('peer-b');
+    // B's subscription arrives 12 s after its connection (a loaded machine): an ad before that
+    // reaches no one, and the next would come only at the interval (5 minutes).
+    vi.advanceTimersByTime(12_000);
+    expect(h.sent).toHaveLength(1);
+    subscribed.add('peer-b');
+    vi.advanceTimersByTime(100);
+    expect(h.sent).toHaveLength(2);
+    expect(h.sent[1]).toMatchObject({ type: 'ad', ad: { provider: ME.address } });
+    vi.advanceTimersByTime(60_000);
+    expect(h.sent).toHaveLength(2);
+    h.market.stop();
+  });
+
   it('a provider offers what fits at its certificate multiplier, and only then', async () => {
     const h = harness(P1, { capacity: { ...CAP, vcpus: 2n } });
     expect(h.market.receive({ type: 'request', request: request(CONSUMER, T0) })).toBe('accept');

@@ -25,7 +25,7 @@ function setup() {
       now: () => T0,
       subscribes: (peer) => subscribed.has(peer),
     },
-    { peerPollMs: 100, peerWaitMs: 30_000 },
+    { pollMs: 100, waitMs: 30_000 },
   );
   // A wallet served by this node, registered over HTTP before any peer connected.
   const wallet = keyPairFromSeed(walletSeed).pub_key;

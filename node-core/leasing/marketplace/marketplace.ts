@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { SubscriptionWait } from '../../net/subscription-wait.ts';
 import { RecencyQueue } from '../../recency-queue.ts';
 import type { PerformanceCertificate } from '../../protocol/certificate.ts';
 import { bytesToHex } from '../../protocol/hex.ts';
@@ -71,6 +72,8 @@ export interface MarketplaceDeps {
   now: () => bigint;
   /** Gossips a message on `xe/marketplace` (our own messages are not delivered back to us). */
   publish: (msg: MarketplaceGossip) => void;
+  /** Whether `peer` subscribes to `xe/marketplace` now (default: yes): a new peer's ad waits for it. */
+  subscribes?: (peer: string) => boolean;
   certificates: {
     get(hash: string): PerformanceCertificate | undefined;
     newestValid(provider: string, now: bigint): PerformanceCertificate | undefined;
@@ -176,6 +179,8 @@ export class Marketplace {
   );
   private readonly negotiations = new Map<string, Negotiation>();
   private timer: NodeJS.Timeout | undefined;
+  /** New peers whose marketplace subscription is awaited before advertising to them. */
+  private readonly newPeers: SubscriptionWait;
   /** When this node last advertised (ms), or undefined: advertise as soon as it is a provider. */
   private lastAdMs: number | undefined;
   readonly stats: MarketplaceStats = {
@@ -193,6 +198,10 @@ export class Marketplace {
     this.adTtlNs = opts.adTtlNs ?? AD_TTL_NS;
     this.gatherMs = opts.gatherMs ?? OFFER_GATHER_MS;
     this.ads = new AdBook({ ttlNs: this.adTtlNs });
+    this.newPeers = new SubscriptionWait(deps.subscribes ?? (() => true), () => {
+      this.lastAdMs = undefined;
+      this.tick();
+    });
   }
 
   /**
@@ -209,12 +218,16 @@ export class Marketplace {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.newPeers.stop();
     for (const n of [...this.negotiations.values()]) n.done();
   }
 
-  /** A new peer hears nothing of this provider until the next ad: the next tick advertises. */
-  peerConnected(): void {
-    this.lastAdMs = undefined;
+  /**
+   * A new peer hears nothing of this provider until the next ad: it advertises once the peer
+   * subscribes to the marketplace (published before that, an ad reaches no one).
+   */
+  peerConnected(peer: string): void {
+    if (this.timer) this.newPeers.add(peer);
   }
 
   get address(): string {
