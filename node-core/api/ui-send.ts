@@ -91,35 +91,59 @@ export async function sendUiFile(
   rel: string,
   opts: UiSendOptions,
 ): Promise<FastifyReply> {
-  const send = sendModule();
-  const plain = join(opts.root, rel);
-  const encoding = acceptedEncodings(request.headers['accept-encoding'] as string | undefined).find((e) =>
-    isFile(plain + e.ext),
-  );
-  // send takes a URL path below its root (it decodes it again).
-  const result = await send(request.raw, encodeURI(`/${rel}${encoding?.ext ?? ''}`), {
-    root: opts.root,
-    dotfiles: 'deny',
-    index: false,
-    // Cache-Control is the caller's; send's default would be `max-age=0`.
-    cacheControl: false,
-  });
+  const { encoding, result } = await sendBestCopy(request, rel, opts.root);
   // A directory (the caller sends files only) or a file gone since the caller looked: 404. Other
   // errors (416 for a range past the end, 412 for a failed If-Match) go to the server's error
   // handler, which answers a 4xx it did not raise itself as the documented 400.
   if (result.type === 'directory') throw ApiError.notFound();
   if (result.type === 'error') {
-    if ((result.metadata.error as { status?: number }).status === 404) throw ApiError.notFound();
+    if (isNotFound(result)) throw ApiError.notFound();
     throw result.metadata.error;
   }
   reply.code(result.statusCode);
   reply.headers(result.headers);
-  opts.setHeaders(reply, plain);
+  opts.setHeaders(reply, join(opts.root, rel));
   addVary(reply, 'accept-encoding');
   if (encoding !== undefined && result.statusCode !== 304) {
+    const send = sendModule();
     const type = send.mime.getType(rel) ?? 'application/octet-stream';
     reply.header('content-type', send.isUtf8MimeType(type) ? `${type}; charset=utf-8` : type);
     reply.header('content-encoding', encoding.name);
   }
   return reply.send(result.stream);
+}
+
+type SendResult = Awaited<ReturnType<Send>>;
+
+/** Whether send found no file at the path it was given. */
+function isNotFound(result: SendResult): boolean {
+  return result.type === 'error' && (result.metadata.error as { status?: number }).status === 404;
+}
+
+/**
+ * send's answer for the best copy of `rel` there is: the compressed copies the browser takes, best
+ * first, then the file itself. send looks each up on disk itself (a missing copy is its 404), so the
+ * copy that is there costs no look of ours beforehand.
+ */
+async function sendBestCopy(
+  request: FastifyRequest,
+  rel: string,
+  root: string,
+): Promise<{ encoding: Encoding | undefined; result: SendResult }> {
+  const send = sendModule();
+  const options = {
+    root,
+    dotfiles: 'deny' as const,
+    index: false,
+    // Cache-Control is the caller's; send's default would be `max-age=0`.
+    cacheControl: false,
+  };
+  // send takes a URL path below its root (it decodes it again).
+  const sendPath = (ext: string) => send(request.raw, encodeURI(`/${rel}${ext}`), options);
+  for (const encoding of acceptedEncodings(request.headers['accept-encoding'] as string | undefined)) {
+    const result = await sendPath(encoding.ext);
+    if (result.type !== 'directory' && !isNotFound(result)) return { encoding, result };
+    result.stream.destroy();
+  }
+  return { encoding: undefined, result: await sendPath('') };
 }

@@ -106,18 +106,20 @@ export function registerUi(app: FastifyInstance, dir: string): void {
     return reply.redirect(UI_PATH + (q < 0 ? '' : request.url.slice(q)), 301);
   });
 
+  // A file that exists is sent without asking whether index.html does too (one look at the disk
+  // fewer per file); only a miss says whether the GUI is built at all.
+  const notBuilt = () => !isFile(indexPath);
+
   app.get(FAVICON_PATH, async (request, reply) => {
-    if (!isFile(indexPath)) throw ApiError.notFound(UI_NOT_BUILT_MESSAGE);
-    if (!isFile(join(root, FAVICON_PATH))) throw ApiError.notFound();
-    return sendUiFile(request, reply, FAVICON_PATH.slice(1), sendOpts);
+    if (isFile(join(root, FAVICON_PATH))) return sendUiFile(request, reply, FAVICON_PATH.slice(1), sendOpts);
+    throw notBuilt() ? ApiError.notFound(UI_NOT_BUILT_MESSAGE) : ApiError.notFound();
   });
 
   app.get('/ui/*', async (request, reply) => {
-    if (!isFile(indexPath)) throw ApiError.notFound(UI_NOT_BUILT_MESSAGE);
     const rel = uiRelativePath(request.url);
-    if (rel === undefined) throw ApiError.notFound();
-    if (rel !== '' && isFile(join(root, rel))) return sendUiFile(request, reply, rel, sendOpts);
-    if (rel !== '' && !isAppRoute(rel)) throw ApiError.notFound();
+    if (rel && isFile(join(root, rel))) return sendUiFile(request, reply, rel, sendOpts);
+    if (notBuilt()) throw ApiError.notFound(UI_NOT_BUILT_MESSAGE);
+    if (rel === undefined || (rel !== '' && !isAppRoute(rel))) throw ApiError.notFound();
     return sendUiFile(request, reply, INDEX_FILE, sendOpts);
   });
 }
