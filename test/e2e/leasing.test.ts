@@ -220,6 +220,14 @@ describe('leasing in Chromium against a providing node (sandbox driver)', () => 
     await page.getByTestId('renew-cost').waitFor();
     expect((await belowLabel(['renew-duration']))[0]).toBeGreaterThanOrEqual(14);
     expect(await attr('renew-cost', 'data-micro')).toBe(expected.toString());
+    // The hold's sentence reads as one line of text: no gaps around the amount in brackets, and its
+    // status names what is off.
+    const holdText = await page.evaluate(
+      () =>
+        (document.querySelector('[data-testid="hold-toggle"]')!.closest('label') as HTMLElement).innerText,
+    );
+    expect(holdText).toMatch(/before it runs out \(\d+\.\d+ XUSD each time\)$/);
+    expect(await page.getByTestId('hold-status').innerText()).toBe('Hold is off');
     await shot('09-renew-quote');
     await page.getByTestId('renew-button').click();
     await page.getByTestId('renew-done').waitFor({ timeout: 60_000 });

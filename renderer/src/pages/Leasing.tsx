@@ -313,7 +313,7 @@ function NewLease({
         </label>
         <label className="field">
           <span>Duration</span>
-          <span className="row" style={{ gap: 4, flexWrap: 'nowrap' }}>
+          <span className="controls">
             <input
               value={form.duration}
               onChange={set('duration')}
@@ -785,7 +785,7 @@ function Renewals({
           >
             <label className="field">
               <span>Extend by</span>
-              <span className="row" style={{ gap: 4, flexWrap: 'nowrap' }}>
+              <span className="controls">
                 <input
                   value={ext}
                   onChange={(e) => setExt(e.target.value)}
@@ -835,23 +835,25 @@ function Renewals({
               Renewed for <Amount micro={renew.result.cost} asset="XUSD" />
             </div>
           )}
-          {/* A heading of its own below the renewal's row, not touching it. */}
-          <h3 style={{ marginTop: 16 }}>Hold</h3>
-          <label className="row">
+          <h3 className="after-row">Hold</h3>
+          {/* The sentence in one span: as flex items, its pieces would each stand apart by the gap. */}
+          <label className="check">
             <input
               type="checkbox"
               checked={hold?.enabled === true}
               onChange={(e) => setHold(lease.lease_hash, { enabled: e.target.checked, segmentSecs: segment })}
               data-testid="hold-toggle"
             />
-            While this app runs, renew by {spanText(segment)}, {spanText(holdLeadSecs(segment))} before it
-            runs out
-            {segCost !== undefined && (
-              <>
-                {' '}
-                (<Amount micro={segCost} asset="XUSD" /> each time)
-              </>
-            )}
+            <span>
+              While this app runs, renew by {spanText(segment)}, {spanText(holdLeadSecs(segment))} before it
+              runs out
+              {segCost !== undefined && (
+                <>
+                  {' '}
+                  (<Amount micro={segCost} asset="XUSD" /> each time)
+                </>
+              )}
+            </span>
           </label>
           <div className="small" data-testid="hold-status">
             {decision?.kind === 'wait'
@@ -861,7 +863,7 @@ function Renewals({
                 : decision?.kind === 'renew'
                   ? 'renewing…'
                   : decision?.kind === 'off'
-                    ? 'off'
+                    ? 'Hold is off'
                     : (decision?.kind ?? '')}
             {decision?.kind === 'wait' && decision.lowFunds && (
               <span className="error" data-testid="hold-low-funds">
