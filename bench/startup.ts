@@ -167,7 +167,8 @@ async function filledStore(dir: string, n: number, log: (l: string) => void): Pr
   return data;
 }
 
-const RUNS = 5;
+/** Starts measured per version (BENCH_STARTUP_RUNS, default 5): A/B comparisons want more. */
+const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 5);
 
 /** CPU milliseconds (user + system, all threads) used so far by the process listening on `port`. */
 function cpuMsOfPort(port: number): number {

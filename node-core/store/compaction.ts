@@ -10,7 +10,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
-import { open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
+import { open } from './lmdb-package.ts';
 import { removeCheckpoints } from './checkpoint.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Database, open, type RootDatabase } from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
+import { open } from './lmdb-package.ts';
 import { parseJson } from '../protocol/json.ts';
 import {
   type CheckpointRecord,
