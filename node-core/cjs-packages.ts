@@ -1,6 +1,5 @@
 import type * as Http from 'node:http';
 import { createRequire } from 'node:module';
-import type * as FastifyWebsocket from '@fastify/websocket';
 import type * as Fastify from 'fastify';
 import type * as Pino from 'pino';
 
@@ -10,16 +9,17 @@ import type * as Pino from 'pino';
  * requires (and parses each for its export names): fastify, pino, @fastify/websocket (with ws) and
  * @fastify/static took ~200 ms of CPU that way against ~105 ms required, out of a start-up whose
  * target is 0.6 s. Types come from the packages' own declarations, as with an import. (The GUI's
- * files are now sent by @fastify/send, required with the first one: api/ui-send.ts.)
+ * files are now sent by @fastify/send, required with the first one: api/ui-send.ts; WebSockets are
+ * made by ws, required with the first upgrade: api/ws-upgrade.ts.)
  */
 const require = createRequire(import.meta.url);
 
 export const fastifyPackage = require('fastify') as typeof Fastify;
 export const pinoPackage = require('pino') as typeof Pino;
-export const websocketPlugin = (require('@fastify/websocket') as typeof FastifyWebsocket).default;
 
 /**
- * node:http's status texts, required for the same reason: an ES import of node:http reads each of
- * its exports, and its lazy fetch-related ones load undici (~15 ms at start) for nothing.
+ * node:http's status texts and response class, required for the same reason: an ES import of
+ * node:http reads each of its exports, and its lazy fetch-related ones load undici (~15 ms at start)
+ * for nothing.
  */
-export const { STATUS_CODES } = require('node:http') as typeof Http;
+export const { STATUS_CODES, ServerResponse } = require('node:http') as typeof Http;

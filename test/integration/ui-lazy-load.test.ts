@@ -8,14 +8,16 @@ import { tempDir } from '../helpers/node.ts';
 /**
  * The node does not load the GUI's file sender (@fastify/send, and with @fastify/static before it
  * glob, mime and http-errors) until a GUI file is asked for: 35-50 ms of CPU at start-up otherwise
- * (ui-send.ts). Checked in a fresh Node process, since the test runner's own may have loaded them.
+ * (ui-send.ts). Nor does it load a WebSocket library (ws; @fastify/websocket and duplexify before)
+ * until the first upgrade (ws-upgrade.ts): 16-24 ms. Checked in a fresh Node process, since the
+ * test runner's own may have loaded them.
  */
 const CHILD = `
 import { createRequire } from 'node:module';
 const { startTestNode } = await import(process.argv[2]);
 const require = createRequire(import.meta.url);
 const loaded = () =>
-  ['@fastify/send', '@fastify/static', 'glob', 'mime', 'http-errors'].filter((name) =>
+  ['@fastify/send', '@fastify/static', 'glob', 'mime', 'http-errors', 'ws', '@fastify/websocket', 'duplexify'].filter((name) =>
     Object.keys(require.cache).some((path) => path.includes('/node_modules/' + name + '/')),
   );
 const t = await startTestNode({ uiDir: process.argv[3] });
@@ -51,5 +53,6 @@ describe('the GUI file sender loads with the first file', () => {
     expect(r.status).toBe(200);
     expect(r.body).toContain('<title>lazy</title>');
     expect(r.after).toContain('@fastify/send');
+    expect(r.after.filter((name) => ['ws', '@fastify/websocket', 'duplexify'].includes(name))).toEqual([]);
   }, 90_000);
 });

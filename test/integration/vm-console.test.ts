@@ -323,6 +323,20 @@ describe.skipIf(unavailable !== undefined)('VM console: WebSocket to a real sshd
       });
       expect(answer.split('\r\n')[0], headers).toBe('HTTP/1.1 403 Forbidden');
     }
+    // An upgrade asked of a route that speaks no WebSocket gets that route's answer, and the socket
+    // is closed after it: nothing is upgraded.
+    const answer = await new Promise<string>((resolve) => {
+      const sock = connect(Number(port), '127.0.0.1');
+      let got = '';
+      sock.on('data', (d: Buffer) => (got += d.toString('latin1')));
+      sock.on('close', () => resolve(got));
+      sock.write(
+        `GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+      );
+    });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(answer).not.toMatch(/Sec-WebSocket-Accept/i);
   });
 
   it('gives up when the browser never answers the sign request, and drops the SSH connection', async () => {

@@ -1,6 +1,5 @@
 import type { Duplex } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { websocketPlugin } from '../../cjs-packages.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import {
@@ -17,6 +16,7 @@ import { LEASE_SIGNATURE_WINDOW_NS, verifyLeaseAccess } from '../../protocol/pay
 import type { SshShell } from '../../vm/ssh-console.ts';
 import { MAX_PTY_CELLS, SshConsoleError } from '../../vm/ssh-console-errors.ts';
 import { ApiError } from '../errors.ts';
+import { isUpgrade, routeUpgrades } from '../ws-upgrade.ts';
 
 /**
  * `GET /vms/:lease/console`: the VM console WebSocket (client/console-protocol.ts). The holder of the
@@ -25,8 +25,8 @@ import { ApiError } from '../errors.ts';
  * the browser, which holds the key. Terminal bytes then flow both ways in binary frames.
  *
  * Not a route-table route: the table serves JSON answers, this is an upgrade. It still runs behind the
- * server's onRequest checks (connection caps, Host, rate limits), since @fastify/websocket routes the
- * upgrade request through fastify before upgrading; and a browser page from a foreign Origin is
+ * server's onRequest checks (connection caps, Host, rate limits), since the upgrade request goes
+ * through fastify's routing before it is upgraded (ws-upgrade.ts); and a browser page from a foreign Origin is
  * refused with an HTTP 403 before any upgrade, because browsers apply no CORS to WebSockets.
  */
 
@@ -161,40 +161,31 @@ export function authorizeConsole(req: ConsoleRequest, deps: ConsoleDeps): string
 }
 
 /**
- * Registers the console route and the WebSocket plugin on the API server (before it listens). The
- * server's own hooks run first; then the Origin check; then the upgrade and the session.
+ * Registers the console route, and the routing of upgrade requests, on the API server (before it
+ * listens). The server's own hooks run first; then the Origin check; then the upgrade and the session.
  */
 export function registerConsoleRoute(app: FastifyInstance, deps: ConsoleDeps): void {
   const origins = new Set(deps.allowedOrigins);
   const log = deps.log ?? app.log;
-  void app.register(websocketPlugin, { options: { maxPayload: CONSOLE_MAX_FRAME_BYTES } });
-  // With the plugin listening, every upgrade request goes through fastify. One answered in plain HTTP
-  // (a refused Host, an unknown path) is on a socket Node's HTTP server no longer manages: without
-  // this it would stay open, half-closed, and hold up the server's close. (The plugin does the same
-  // only once its own onRequest hook has run, which the Host check may stop first.)
-  app.addHook('onResponse', (request, _reply, done) => {
-    if ((request.raw as { upgrade?: boolean }).upgrade === true) request.raw.socket.destroy();
-    done();
-  });
-  void app.register(async (scope) => {
-    scope.route({
-      method: 'GET',
-      url: CONSOLE_PATH,
-      onRequest: (request, _reply, done) => {
-        const origin = request.headers.origin;
-        if (origin !== undefined && !origins.has(origin)) {
-          done(new ApiError('forbidden', 'origin not allowed'));
-        } else done();
-      },
+  const acceptUpgrade = routeUpgrades(app, { maxPayload: CONSOLE_MAX_FRAME_BYTES });
+  app.route({
+    method: 'GET',
+    url: CONSOLE_PATH,
+    onRequest: (request, _reply, done) => {
+      const origin = request.headers.origin;
+      if (origin !== undefined && !origins.has(origin)) {
+        done(new ApiError('forbidden', 'origin not allowed'));
+      } else done();
+    },
+    handler: async (request, reply) => {
       // A plain GET (no upgrade): the route exists, but only speaks WebSocket.
-      handler: async () => {
-        throw ApiError.badRequest('WebSocket upgrade required');
-      },
-      wsHandler: (socket: WebSocket, request: FastifyRequest) => {
+      if (!isUpgrade(request)) throw ApiError.badRequest('WebSocket upgrade required');
+      acceptUpgrade(request, reply, (socket) => {
         const session = new ConsoleSession(socket, deps, log);
         void session.run(request);
-      },
-    });
+      });
+      return reply;
+    },
   });
 }
 
