@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -23,7 +24,7 @@ const require = createRequire(import.meta.url);
 const UPGRADE = Symbol('websocket upgrade');
 
 interface Upgrade {
-  socket: Duplex;
+  socket: Socket;
   head: Buffer;
 }
 
@@ -52,12 +53,13 @@ export type AcceptUpgrade = (
 /** Routes upgrade requests of `app`'s server through fastify (before the server listens). */
 export function routeUpgrades(app: FastifyInstance, opts: UpgradeOptions): AcceptUpgrade {
   let server: Ws.WebSocketServer | undefined;
-  const onUpgrade = (req: UpgradeRequest, socket: Duplex, head: Buffer) => {
+  // Node's HTTP server hands over the request's own TCP socket (typed as a Duplex on the event).
+  const onUpgrade = (req: UpgradeRequest, socket: Socket, head: Buffer) => {
     // Node removes its own error listener from the socket before it emits 'upgrade'.
     socket.on('error', destroyOnError);
     req[UPGRADE] = { socket, head };
     const res = new ServerResponse(req);
-    res.assignSocket(socket as never);
+    res.assignSocket(socket);
     app.routing(req, res);
   };
   app.server.on('upgrade', onUpgrade);

@@ -308,33 +308,26 @@ describe.skipIf(unavailable !== undefined)('VM console: WebSocket to a real sshd
 
   it('closes the socket of an upgrade it refused in plain HTTP, whatever the client does', async () => {
     const base = await startServer();
-    const { port } = new URL(base.replace('ws:', 'http:'));
-    for (const headers of ['Host: evil.example', `Host: 127.0.0.1:${port}\r\nOrigin: http://evil.example`]) {
-      // A client that reads the 403 and then just waits: the server must hang up, not keep the socket.
-      const answer = await new Promise<string>((resolve) => {
-        const sock = connect(Number(port), '127.0.0.1');
+    const port = Number(new URL(base.replace('ws:', 'http:')).port);
+    // A client that reads the answer and then just waits: the server must hang up, not keep the socket.
+    const upgrade = (path: string, headers: string) =>
+      new Promise<string>((resolve) => {
+        const sock = connect(port, '127.0.0.1');
         let got = '';
         sock.on('data', (d: Buffer) => (got += d.toString('latin1')));
         sock.on('close', () => resolve(got));
         sock.write(
-          `GET /vms/${ACTIVE}/console HTTP/1.1\r\n${headers}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+          `GET ${path} HTTP/1.1\r\n${headers}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
             'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
         );
       });
+    for (const headers of ['Host: evil.example', `Host: 127.0.0.1:${port}\r\nOrigin: http://evil.example`]) {
+      const answer = await upgrade(`/vms/${ACTIVE}/console`, headers);
       expect(answer.split('\r\n')[0], headers).toBe('HTTP/1.1 403 Forbidden');
     }
     // An upgrade asked of a route that speaks no WebSocket gets that route's answer, and the socket
     // is closed after it: nothing is upgraded.
-    const answer = await new Promise<string>((resolve) => {
-      const sock = connect(Number(port), '127.0.0.1');
-      let got = '';
-      sock.on('data', (d: Buffer) => (got += d.toString('latin1')));
-      sock.on('close', () => resolve(got));
-      sock.write(
-        `GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
-          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
-      );
-    });
+    const answer = await upgrade('/', `Host: 127.0.0.1:${port}`);
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
     expect(answer).not.toMatch(/Sec-WebSocket-Accept/i);
   });
