@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
-import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type * as Ws from 'ws';
 import { ServerResponse } from '../cjs-packages.ts';
@@ -31,7 +30,7 @@ interface Upgrade {
 type UpgradeRequest = IncomingMessage & { [UPGRADE]?: Upgrade };
 
 /** An upgraded socket's errors before `ws` owns it: the socket goes, nothing throws. */
-function destroyOnError(this: Duplex): void {
+function destroyOnError(this: Socket): void {
   this.destroy();
 }
 
