@@ -39,11 +39,34 @@ export function enableSourceCache(root) {
     return;
   }
   enableCompileCache?.(join(base, 'v8'));
+  const ownHref = new URL('.', root).href;
+  const own = (url) => url.startsWith(ownHref) && url.endsWith('.ts') && !url.includes('/node_modules/');
   registerHooks({
+    resolve(specifier, context, nextResolve) {
+      // A relative import from one of the checkout's .ts modules to another is the file it names.
+      // Node's own resolution stats and realpaths it and looks up its package.json for its format,
+      // for every import of every module: without it a start reached the node's start() 49 ms later
+      // (median of 14 alternating runs, 362 against 313 ms). A file that is not there fails to load.
+      const parent = context.parentURL;
+      if (parent !== undefined && own(parent) && /^\.\.?\//.test(specifier)) {
+        const url = new URL(specifier, parent).href;
+        if (own(url)) return { url, format: 'module', shortCircuit: true };
+      }
+      return nextResolve(specifier, context);
+    },
     load(url, context, nextLoad) {
       if (!url.startsWith('file:') || !url.endsWith('.ts') || url.includes('/node_modules/'))
         return nextLoad(url, context);
-      const source = readFileSync(fileURLToPath(url), 'utf8');
+      let source;
+      try {
+        source = readFileSync(fileURLToPath(url), 'utf8');
+      } catch (e) {
+        if (e.code !== 'ENOENT') throw e;
+        throw Object.assign(new Error(`Cannot find module '${fileURLToPath(url)}'`), {
+          code: 'ERR_MODULE_NOT_FOUND',
+          url,
+        });
+      }
       const key = createHash('sha256').update(`${process.version}\0`).update(source).digest('hex');
       const file = join(stripped, `${key.slice(0, 40)}.js`);
       let js;
