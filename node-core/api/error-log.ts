@@ -20,7 +20,7 @@ export class ErrorLog {
   }
 
   /** Logs `e`, answered to `request` (absent for malformed HTTP, which never became a request). */
-  answered(log: LevelLogger, e: ApiError, request?: { method: string; url: string }): void {
+  answered(log: LevelLogger, e: ApiError, request?: { method: string; originalUrl: string }): void {
     if (e.code === 'internal') {
       this.throttle.log(log, 'error', e.code, { err: e.cause ?? e, details: e.details }, 'request failed');
       return;
@@ -29,8 +29,9 @@ export class ErrorLog {
     if (e.details !== undefined) line.details = e.details;
     if (request !== undefined) {
       line.method = request.method;
-      line.url =
-        request.url.length > MAX_LOGGED_URL ? `${request.url.slice(0, MAX_LOGGED_URL)}...` : request.url;
+      // As the client sent it (an alias request is routed under the base: server.ts rewriteUrl).
+      const url = request.originalUrl;
+      line.url = url.length > MAX_LOGGED_URL ? `${url.slice(0, MAX_LOGGED_URL)}...` : url;
     }
     this.throttle.log(log, e.status >= 500 ? 'info' : 'debug', e.code, line, 'request rejected');
   }

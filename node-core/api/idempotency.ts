@@ -458,7 +458,7 @@ export function installAgentHooks(
     return {
       method: request.method,
       route: request.routeOptions.url ?? null,
-      path: pathOnly(request.url),
+      path: pathOnly(request.originalUrl),
       ...(key === undefined || key === '' ? {} : { idempotency_key: key }),
       ...auditOutcome(status, payloadBytes(payload)),
       ...(states.get(request)?.replayed === true ? { replayed: true as const } : {}),
@@ -497,7 +497,7 @@ export function installAgentHooks(
       const rawBody = (request as FastifyRequest & { rawBodyText?: string }).rawBodyText;
       fingerprint = requestFingerprint(
         request.method,
-        targetOf(request.url),
+        targetOf(request.originalUrl),
         Buffer.from(rawBody ?? '', 'utf8'),
       );
       record = recordKey(scope, key);

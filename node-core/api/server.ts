@@ -13,10 +13,12 @@ import { installAgentHooks, withIdempotencyKeys } from './idempotency.ts';
 import type { AgentApiOptions } from './idempotency.ts';
 import { buildOpenApi, type OpenApiDocument } from './openapi.ts';
 import {
+  aliasToBase,
   API_VERSION_HEADER,
   discoveryDocument,
   discoveryEndpoints,
   isProxyPath,
+  PROXY_ALIAS,
   proxyErrorBody,
   proxyMounts,
   proxyRouteOf,
@@ -276,7 +278,11 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     keyed ? proxyRoutes : [],
   );
 
-  // Checked as one table: a node route under /api would clash with the proxy form.
+  // /api and below are the proxy form's: a node route there would clash with it, or (under the
+  // alias, which is rewritten to the base before routing) never be reached.
+  const underProxy = nodeRoutes.find((r) => isProxyPath(r.path));
+  if (underProxy !== undefined)
+    throw new Error(`route ${underProxy.method} ${underProxy.path}: ${PROXY_ALIAS} is the proxy form's`);
   const allRoutes = defineRoutes(nodeRoutes, proxyRoutes.flatMap(proxyMounts));
   const methodsAt = createMethodIndex(allRoutes);
   // Created once the table is known good, so a rejected table leaves no sweep timer behind.
@@ -297,6 +303,9 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     // the GET handler runs, its headers go out, its body does not (fastify's HEAD routes share the
     // GET route's config, so the hooks see the same route and count it once, in its class).
     exposeHeadRoutes: true,
+    // The alias is served as the versioned base (aliasToBase); request.originalUrl keeps the target
+    // as sent, for the logs and for what an Idempotency-Key was first used with.
+    rewriteUrl: (req) => aliasToBase(req.url ?? '/'),
     // Our Host check answers a missing Host in JSON; Node's own check would send a bare 400.
     http: { requireHostHeader: false, ...timeouts.http },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },

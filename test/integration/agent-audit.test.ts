@@ -104,6 +104,10 @@ describe('agent audit log on a real node', () => {
     expect((await audit('?since=-1')).status).toBe(400);
     // Reading the log is no agent call unless it says so.
     expect((await entries()).length).toBe(6);
+    // A call to the alias is recorded as sent; its route is the base's, which serves it.
+    expect((await http(kit.url, 'GET', '/api/blocks/00', undefined, AGENT)).status).toBe(400);
+    const [alias] = await entries('?limit=1');
+    expect(alias).toMatchObject({ path: '/api/blocks/00', route: '/api/v1/blocks/:hash', status: 400 });
   });
 
   it('needs the admin token: 401 without or with a wrong one, 403 on a node without one', async () => {

@@ -171,6 +171,15 @@ describe('Idempotency-Key on a real node', () => {
     expect(other.headers.get('x-api-version')).toBe('1');
     // A key is used in one form: the node form's path is another request.
     expect((await post('/blocks/claim', blockBody(claim), { [KEY]: 'proxy-1' })).status).toBe(422);
+    // And the alias's path is another request too, though the alias is served by the base's route.
+    expect((await post('/api/blocks/claim', blockBody(claim), { [KEY]: 'proxy-1' })).status).toBe(422);
+    const aliasClaim = blockBody(new Account(kit).claimBlock(2n * XE));
+    const viaAlias = await post('/api/blocks/claim', aliasClaim, { [KEY]: 'alias-1' });
+    expect(viaAlias.status).toBe(201);
+    const aliasReplay = await post('/api/blocks/claim', aliasClaim, { [KEY]: 'alias-1' });
+    expect(answerOf(aliasReplay)).toEqual(answerOf(viaAlias));
+    expect(aliasReplay.headers.get(REPLAYED)).toBe('true');
+    expect((await post('/api/v1/blocks/claim', aliasClaim, { [KEY]: 'alias-1' })).status).toBe(422);
   });
 
   it('refuses a bad key with 400 and runs nothing', async () => {

@@ -4,6 +4,7 @@ import { ApiError, ERROR_REGISTRY } from '../../node-core/api/errors.ts';
 import type { ApiErrorCode } from '../../node-core/api/errors.ts';
 import { buildOpenApi, PROXY_ERROR_SCHEMA } from '../../node-core/api/openapi.ts';
 import {
+  aliasToBase,
   discoveryDocument,
   discoveryEndpoints,
   isProxyPath,
@@ -33,15 +34,34 @@ describe('proxy paths', () => {
       expect(isProxyPath(p)).toBe(false);
   });
 
-  it('mount every route under the base and the alias; the root as the base itself', () => {
+  it('mount every route under the base only; the root as the base itself', () => {
     const r: RouteDef = { method: 'GET', path: '/x/:id', description: 'x', auth: 'none', handler: ok };
-    expect(proxyMounts(r).map((m) => m.path)).toEqual(['/api/v1/x/:id', '/api/x/:id']);
-    expect(proxyMounts({ ...r, path: '/' }).map((m) => m.path)).toEqual([
-      '/api/v1',
-      '/api/v1/',
-      '/api',
-      '/api/',
-    ]);
+    expect(proxyMounts(r).map((m) => m.path)).toEqual(['/api/v1/x/:id']);
+    expect(proxyMounts({ ...r, path: '/' }).map((m) => m.path)).toEqual(['/api/v1', '/api/v1/']);
+  });
+
+  it('route the alias as the base: the same target under /api/v1, nothing else touched', () => {
+    const cases: [string, string][] = [
+      ['/api', '/api/v1'],
+      ['/api/', '/api/v1/'],
+      ['/api?x=1', '/api/v1?x=1'],
+      ['/api/health', '/api/v1/health'],
+      ['/api/accounts/a/balance?asset=XE', '/api/v1/accounts/a/balance?asset=XE'],
+      // Not found under the base, as it was not under the alias.
+      ['/api/v2/health', '/api/v1/v2/health'],
+      ['/api/v1x', '/api/v1/v1x'],
+      // The base's own targets, and everything outside /api, unchanged.
+      ['/api/v1', '/api/v1'],
+      ['/api/v1/', '/api/v1/'],
+      ['/api/v1?x', '/api/v1?x'],
+      ['/api/v1/v1/health', '/api/v1/v1/health'],
+      ['/apis', '/apis'],
+      ['/apiv1', '/apiv1'],
+      ['/health', '/health'],
+      ['/', '/'],
+      ['http://127.0.0.1/api/health', 'http://127.0.0.1/api/health'],
+    ];
+    for (const [sent, routed] of cases) expect([sent, aliasToBase(sent)]).toEqual([sent, routed]);
   });
 });
 

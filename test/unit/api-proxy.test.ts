@@ -174,7 +174,7 @@ describe('proxy form: the same routes', () => {
     );
     expect(() =>
       createApiServer({ routes: clash, rateLimit: false, security: { bindAddress: '127.0.0.1' } }),
-    ).toThrow(/defined twice/);
+    ).toThrow("route GET /api/health: /api is the proxy form's");
   });
 });
 

@@ -104,7 +104,7 @@ describe('ErrorLog', () => {
     const log = memoryLogger();
     const errors = new ErrorLog({ now: () => 0 });
     closers.push(errors);
-    const request = { method: 'GET', url: `/nope/${'x'.repeat(500)}` };
+    const request = { method: 'GET', originalUrl: `/nope/${'x'.repeat(500)}` };
     errors.answered(log, ApiError.notFound(), request);
     errors.answered(log, ApiError.blockRejected('previous block not found', true), request);
     errors.answered(log, ApiError.badRequest('malformed HTTP request'));
