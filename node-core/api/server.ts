@@ -299,9 +299,10 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
     bodyLimit,
     requestTimeout: timeouts.requestTimeout,
     keepAliveTimeout: timeouts.keepAliveTimeout,
-    // HEAD on every GET route, whoever registers it (the table in both forms, the GUI, the console):
-    // the GET handler runs, its headers go out, its body does not (fastify's HEAD routes share the
-    // GET route's config, so the hooks see the same route and count it once, in its class).
+    // HEAD on every GET route, whoever registers it: the GET handler runs, its headers go out, its
+    // body does not. The table's routes take HEAD themselves (registerRoute); this covers the GUI's
+    // and the console's (fastify's HEAD routes share the GET route's config, so the hooks see the
+    // same route and count it once, in its class).
     exposeHeadRoutes: true,
     // The alias is served as the versioned base (aliasToBase); request.originalUrl keeps the target
     // as sent, for the logs and for what an Idempotency-Key was first used with.
@@ -463,7 +464,11 @@ function registerRoute(app: FastifyInstance, route: RouteDef): void {
   if (route.schema?.querystring !== undefined) schema.querystring = route.schema.querystring;
 
   app.route({
-    method: route.method,
+    // HEAD with GET in one route: one context for both, where fastify's own HEAD route (below) is a
+    // second route, built and readied like any other (a third of the table's routes). Node's
+    // response to a HEAD request sends no body, whatever the handler answers; the headers are the
+    // GET answer's, its Content-Length included.
+    method: route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
     url: route.path,
     schema,
     config: { api: meta },
