@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runChildScript } from '../helpers/child-script.ts';
 import { tempDir } from '../helpers/node.ts';
 
 /**
@@ -59,14 +57,9 @@ describe('fastify with its rarely used requires deferred', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('loads no https, http2 or semver at start, and serves HTTP/2 and plugin versions when asked', async () => {
-    const script = join(dir, 'child.mjs');
-    writeFileSync(script, CHILD);
     const helpers = new URL('../helpers/node.ts', import.meta.url).href;
     const packages = new URL('../../node-core/cjs-packages.ts', import.meta.url).href;
-    const { stdout } = await promisify(execFile)(process.execPath, [script, helpers, packages], {
-      timeout: 60_000,
-    });
-    const r = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    const r = await runChildScript<Record<string, unknown>>(dir, CHILD, [helpers, packages]);
     expect(r).toEqual({
       health: 200,
       atStart: [],

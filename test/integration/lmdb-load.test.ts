@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runChildScript } from '../helpers/child-script.ts';
 import { tempDir } from '../helpers/node.ts';
 
 /**
@@ -31,11 +29,8 @@ describe('lmdb-js in a node', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('is its CommonJS build only', async () => {
-    const script = join(dir, 'child.mjs');
-    writeFileSync(script, CHILD);
     const helpers = new URL('../helpers/node.ts', import.meta.url).href;
-    const { stdout } = await promisify(execFile)(process.execPath, [script, helpers], { timeout: 60_000 });
-    const r = JSON.parse(stdout.trim().split('\n').pop()!) as { loaded: string[]; status: number };
+    const r = await runChildScript<{ loaded: string[]; status: number }>(dir, CHILD, [helpers]);
     expect(r.status).toBe(200);
     expect(r.loaded.filter((f) => f.endsWith('.js') || f.endsWith('.cjs'))).toEqual(['dist/index.cjs']);
   }, 90_000);

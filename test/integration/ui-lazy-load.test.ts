@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runChildScript } from '../helpers/child-script.ts';
 import { tempDir } from '../helpers/node.ts';
 
 /**
@@ -37,18 +36,12 @@ describe('the GUI file sender loads with the first file', () => {
     const ui = join(dir, 'dist');
     mkdirSync(ui, { recursive: true });
     writeFileSync(join(ui, 'index.html'), '<!doctype html><title>lazy</title>\n');
-    const script = join(dir, 'child.mjs');
-    writeFileSync(script, CHILD);
     const helpers = new URL('../helpers/node.ts', import.meta.url).href;
-    const { stdout } = await promisify(execFile)(process.execPath, [script, helpers, ui], {
-      timeout: 60_000,
-    });
-    const r = JSON.parse(stdout.trim().split('\n').pop()!) as {
-      before: string[];
-      after: string[];
-      status: number;
-      body: string;
-    };
+    const r = await runChildScript<{ before: string[]; after: string[]; status: number; body: string }>(
+      dir,
+      CHILD,
+      [helpers, ui],
+    );
     expect(r.before).toEqual([]);
     expect(r.status).toBe(200);
     expect(r.body).toContain('<title>lazy</title>');
