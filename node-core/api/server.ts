@@ -464,10 +464,10 @@ function registerRoute(app: FastifyInstance, route: RouteDef): void {
   if (route.schema?.querystring !== undefined) schema.querystring = route.schema.querystring;
 
   app.route({
-    // HEAD with GET in one route: one context for both, where fastify's own HEAD route (below) is a
-    // second route, built and readied like any other (a third of the table's routes). Node's
-    // response to a HEAD request sends no body, whatever the handler answers; the headers are the
-    // GET answer's, its Content-Length included.
+    // HEAD with GET in one route, one context for both. Left to exposeHeadRoutes, HEAD would be a
+    // second route of its own, built and readied like any other: 117 of the server's 296 routes.
+    // Node's response to a HEAD request sends no body, whatever the handler answers; the headers are
+    // the GET answer's, its Content-Length included.
     method: route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
     url: route.path,
     schema,
