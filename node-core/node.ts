@@ -13,6 +13,7 @@ import {
 } from './admin-token.ts';
 import type { ConnectionLimitOptions } from './api/connection-limits.ts';
 import type { CompilerOptions } from './api/lazy-compilers.ts';
+import type { RateLimitOptions } from './api/rate-limit.ts';
 import { createApiServer } from './api/server.ts';
 import { registerConsoleRoute } from './api/routes/console.ts';
 import { buildRoutes } from './api/routes/index.ts';
@@ -169,8 +170,11 @@ export interface NodeOptions {
   adminToken?: string | false;
   /** A file holding the admin token (mode 0600: a file other users can open is refused). */
   adminTokenFile?: string;
-  /** Rate limits on (default) or off. */
-  rateLimit?: boolean;
+  /**
+   * Rate limits on (default, `true` or options: rates, a clock for tests) or off (`false`). Tests that
+   * assert a bucket's exact count pass a clock they advance, so a slow machine cannot refill it.
+   */
+  rateLimit?: boolean | RateLimitOptions;
   /** API time limits and connection caps (defaults: see DEFAULT_CONNECTION_LIMITS). */
   apiConnections?: ConnectionLimitOptions;
   /** The API's route validators (api/server.ts `validators`): generation and tests only. */
@@ -270,6 +274,12 @@ function keyPairFromSeedNode(seed: Uint8Array): KeyPair {
     pub_key: Buffer.from(pub).toString('hex'),
     address: addressFromPublicKey(pub),
   };
+}
+
+/** The API server's rate limits for the node's option: on with defaults unless off or given. */
+function rateLimitOf(opt: boolean | RateLimitOptions | undefined): RateLimitOptions | false {
+  if (opt === false) return false;
+  return opt === true || opt === undefined ? {} : opt;
 }
 
 /** A port that is free on `host` right now. */
@@ -786,7 +796,7 @@ export class LedgerNode {
     this.api = createApiServer({
       routes: buildRoutes(this),
       logger: this.log ?? false,
-      rateLimit: this.opts.rateLimit === false ? false : {},
+      rateLimit: rateLimitOf(this.opts.rateLimit),
       connections: this.opts.apiConnections,
       validators: this.opts.apiValidators,
       security: { bindAddress: host, corsOrigins, adminToken: this.adminToken },

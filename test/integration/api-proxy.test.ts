@@ -4,6 +4,7 @@ import type { Wallet } from '../../node-core/client/wallet.ts';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
 import type { Block } from '../../node-core/protocol/block.ts';
 import { http, type HttpResult } from '../helpers/ledger-kit.ts';
+import { LimiterClock } from '../helpers/limiter-clock.ts';
 import { seedOf, startTestNode, type TestNode, waitFor } from '../helpers/node.ts';
 
 /**
@@ -341,8 +342,11 @@ describe('HTTP API: proxy form', () => {
 
 describe('HTTP API: proxy form with rate limits on', () => {
   let t: TestNode;
+  // Held: the write bucket must not refill between the 429 and the node form's request after it.
+  const clock = new LimiterClock();
   beforeAll(async () => {
-    t = await startTestNode({ rateLimit: true });
+    clock.hold();
+    t = await startTestNode({ rateLimit: { now: clock.now } });
   });
   afterAll(async () => {
     await t?.stop();

@@ -12,12 +12,14 @@ import {
   Unauthorized,
 } from '../../node-core/client/index.ts';
 import { blockToJson } from '../../node-core/protocol/block-json.ts';
+import { LimiterClock } from '../helpers/limiter-clock.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 
 /** The typed client against a real node: every route reachable in both forms, typed errors, keys, retries. */
 let t: TestNode;
+const clock = new LimiterClock();
 beforeAll(async () => {
-  t = await startTestNode({ rateLimit: true });
+  t = await startTestNode({ rateLimit: { now: clock.now } });
 });
 afterAll(async () => {
   await t?.stop();
@@ -112,26 +114,29 @@ describe('typed client against a real node', () => {
   });
 
   it('waits out a real 429 (Retry-After) and then succeeds; with retries off it throws RateLimited', async () => {
-    // The probe class allows a burst of 100: spend it, then ask once more.
-    const burst = await Promise.all(
-      Array.from({ length: 110 }, () => fetch(`${t.node.url}/health`).then((r) => r.status)),
-    );
-    expect(burst).toContain(429);
-    const off = new LedgerClient(t.node.url, { retry: false });
-    // The bucket refills meanwhile (a loaded machine took long over the burst): ask until refused.
-    let refused: unknown;
-    for (let i = 0; i < 200 && !(refused instanceof RateLimited); i++)
-      refused = await off.get('/health').catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(RateLimited);
-    expect((refused as RateLimited).retryAfterMs).toBeGreaterThanOrEqual(1000);
-    const waits: number[] = [];
-    const c = new LedgerClient(t.node.url, {
-      sleep: (ms) => (waits.push(ms), new Promise((r) => setTimeout(r, ms))),
-    });
-    // Again the bucket may refill between two asks: ask until one is refused, waited out and answered.
-    for (let i = 0; i < 200 && waits.length === 0; i++) await c.get('/health');
-    expect(waits.length).toBeGreaterThanOrEqual(1);
-    expect(waits[0]).toBeGreaterThanOrEqual(1000);
+    // The limiter's clock stands still, so no bucket refills however long the burst takes.
+    clock.hold();
+    try {
+      // The probe class allows a burst of 100: spend it, then ask once more.
+      const burst = await Promise.all(
+        Array.from({ length: 110 }, () => fetch(`${t.node.url}/health`).then((r) => r.status)),
+      );
+      expect(burst).toContain(429);
+      const off = new LedgerClient(t.node.url, { retry: false });
+      const refused = await off.get('/health').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(RateLimited);
+      expect((refused as RateLimited).retryAfterMs).toBeGreaterThanOrEqual(1000);
+      // The client's wait moves the limiter's clock on by as long as it waits.
+      const waits: number[] = [];
+      const c = new LedgerClient(t.node.url, {
+        sleep: async (ms) => (waits.push(ms), clock.advance(ms)),
+      });
+      await expect(c.get('/health')).resolves.toBeDefined();
+      expect(waits.length).toBeGreaterThanOrEqual(1);
+      expect(waits[0]).toBeGreaterThanOrEqual(1000);
+    } finally {
+      clock.release();
+    }
   });
 });
 
