@@ -26,8 +26,8 @@ import { isUpgrade, routeUpgrades } from '../ws-upgrade.ts';
  *
  * Not a route-table route: the table serves JSON answers, this is an upgrade. It still runs behind the
  * server's onRequest checks (connection caps, Host, rate limits), since the upgrade request goes
- * through fastify's routing before it is upgraded (ws-upgrade.ts); and a browser page from a foreign Origin is
- * refused with an HTTP 403 before any upgrade, because browsers apply no CORS to WebSockets.
+ * through fastify's routing before it is upgraded (ws-upgrade.ts); and a browser page from a foreign
+ * Origin is refused with an HTTP 403 before any upgrade, because browsers apply no CORS to WebSockets.
  */
 
 export const CONSOLE_PATH = '/vms/:lease/console';
