@@ -49,8 +49,20 @@ export type AcceptUpgrade = (
   onOpen: (ws: Ws.WebSocket) => void,
 ) => void;
 
-/** Routes upgrade requests of `app`'s server through fastify (before the server listens). */
+/** Servers whose upgrades are routed: a second router would route every upgrade twice. */
+const routed = new WeakSet<FastifyInstance['server']>();
+
+/**
+ * Routes upgrade requests of `app`'s server through fastify (before the server listens). Once per
+ * server: every WebSocket route of it accepts upgrades with the one function returned.
+ */
 export function routeUpgrades(app: FastifyInstance, opts: UpgradeOptions): AcceptUpgrade {
+  if (routed.has(app.server)) {
+    throw new Error(
+      'routeUpgrades: this server routes its upgrades already; share the AcceptUpgrade it returned',
+    );
+  }
+  routed.add(app.server);
   let server: Ws.WebSocketServer | undefined;
   // Node's HTTP server hands over the request's own TCP socket (typed as a Duplex on the event).
   const onUpgrade = (req: UpgradeRequest, socket: Socket, head: Buffer) => {
