@@ -172,7 +172,8 @@ export interface NodeOptions {
   adminTokenFile?: string;
   /**
    * Rate limits on (default, `true` or options: rates, a clock for tests) or off (`false`). Tests that
-   * assert a bucket's exact count pass a clock they advance, so a slow machine cannot refill it.
+   * assert a bucket's exact count pass a clock they hold (test/helpers/limiter-clock.ts), so a slow
+   * machine cannot refill it meanwhile.
    */
   rateLimit?: boolean | RateLimitOptions;
   /** API time limits and connection caps (defaults: see DEFAULT_CONNECTION_LIMITS). */
