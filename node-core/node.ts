@@ -277,12 +277,6 @@ function keyPairFromSeedNode(seed: Uint8Array): KeyPair {
   };
 }
 
-/** The API server's rate limits for the node's option: on with defaults unless off or given. */
-function rateLimitOf(opt: boolean | RateLimitOptions | undefined): RateLimitOptions | false {
-  if (opt === false) return false;
-  return opt === true || opt === undefined ? {} : opt;
-}
-
 /** A port that is free on `host` right now. */
 function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -797,7 +791,7 @@ export class LedgerNode {
     this.api = createApiServer({
       routes: buildRoutes(this),
       logger: this.log ?? false,
-      rateLimit: rateLimitOf(this.opts.rateLimit),
+      rateLimit: this.opts.rateLimit,
       connections: this.opts.apiConnections,
       validators: this.opts.apiValidators,
       security: { bindAddress: host, corsOrigins, adminToken: this.adminToken },

@@ -56,8 +56,8 @@ export interface ApiServerOptions {
   bodyLimit?: number;
   /** Time limits on receiving requests and caps on open connections (see connection-limits.ts). */
   connections?: ConnectionLimitOptions;
-  /** Rate limit settings, or false to turn limits off (`--rate-limit off`). */
-  rateLimit?: RateLimitOptions | false;
+  /** Rate limits: on with defaults (true or absent) or with settings, or off (false: `--rate-limit off`). */
+  rateLimit?: boolean | RateLimitOptions;
   security: SecurityOptions;
   /** Name and version shown by `GET /` and in the OpenAPI document. */
   info?: { name: string; version: string };
@@ -286,7 +286,8 @@ export function createApiServer(opts: ApiServerOptions): FastifyInstance {
   const allRoutes = defineRoutes(nodeRoutes, proxyRoutes.flatMap(proxyMounts));
   const methodsAt = createMethodIndex(allRoutes);
   // Created once the table is known good, so a rejected table leaves no sweep timer behind.
-  const limiter = opts.rateLimit === false ? undefined : new RateLimiter(opts.rateLimit);
+  const limiter =
+    opts.rateLimit === false ? undefined : new RateLimiter(opts.rateLimit === true ? {} : opts.rateLimit);
   // Errors answered are logged, rate-limited: a client must not be able to flood the log.
   const errorLog = opts.logger === false || opts.logger === undefined ? undefined : new ErrorLog();
 
