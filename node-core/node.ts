@@ -506,14 +506,16 @@ export class LedgerNode {
           this.log?.warn({ worker: loss }, 'a signature-check worker died; its checks run here'),
       });
       // The WebAssembly kernel checks a nonce several times faster than the pure-JS digest; it is
-      // compiled with the first proof of work to check, not at start-up (~10 ms).
+      // compiled with the first proof of work to check, not at start-up (~10 ms). The scalar one:
+      // a check is one nonce, which it hashes alone, where the SIMD kernel hashes three at once
+      // (0.35 against 0.68 µs a check here).
       let kernel: ReturnType<typeof loadPowKernelSync> | undefined;
       this.ledger = new Ledger({
         store: this.store,
         statechain: this.statechain,
         verifier: this.verifyPool,
         verifySync: verifyBytesNode,
-        powHash: (target, nonce) => (kernel ??= loadPowKernelSync()).hash(target, nonce),
+        powHash: (target, nonce) => (kernel ??= loadPowKernelSync({ kind: 'scalar' })).hash(target, nonce),
         now: this.now,
         certificates: this.certificates,
         leaseTiming: () => this.leaseTiming,

@@ -169,7 +169,12 @@ class WasmPowKernel implements PowKernel {
   }
 
   hash(target: Uint8Array, nonce: bigint): bigint {
-    return this.hashLanes(target, nonce)[0]!;
+    // Lane 0 read alone: every block a node takes is checked here, and building the array of all
+    // lanes cost more than the kernel's hashing.
+    checkU64(nonce, 'nonce');
+    this.#setTarget(target);
+    this.#exports.hashes(lo32(nonce), hi32(nonce));
+    return this.#view.getBigUint64(POW_KERNEL_LAYOUT.outOffset, true);
   }
 
   hashLanes(target: Uint8Array, startNonce: bigint): bigint[] {
