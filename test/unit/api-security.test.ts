@@ -55,6 +55,18 @@ describe('Host check (DNS rebinding)', () => {
     expect(allowed(undefined, '1.0')).toBe(true);
   });
 
+  it('gives the same verdicts asked again, after many passing values (it remembers only those)', () => {
+    for (let round = 0; round < 2; round++) {
+      for (let port = 1; port <= 200; port++) {
+        expect(allowed(`localhost:${port}`)).toBe(true);
+        // Same name, a port that is no port: refused however often its name passed.
+        expect(sec.checkHost(`localhost:${port}x`, '1.1')?.status).toBe(403);
+        expect(sec.checkHost(`evil.example:${port}`, '1.1')?.status).toBe(403);
+      }
+      expect(sec.checkHost(' ', '1.1')?.status).toBe(400);
+    }
+  });
+
   it('brackets an IPv6 bind address', () => {
     const v6 = createSecurity({ bindAddress: 'fd00::5' });
     expect(v6.checkHost('[fd00::5]:8080', '1.1')).toBeUndefined();
