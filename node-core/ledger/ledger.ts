@@ -18,7 +18,7 @@ import {
   encodePending,
   hashKey,
   pendingKey,
-  seqKey,
+  writeSeq,
 } from './codec.ts';
 import {
   type CandidateTally,
@@ -117,6 +117,11 @@ export const LIVE_WINDOW_NS = 3_600_000_000_000n;
 const MAX_DECLARED_KEYS = 4096;
 /** The account index's value: its keys are all it holds. */
 const NO_VALUE = new Uint8Array(0);
+/**
+ * Where putBlock builds a block's chain entry (Ledger.putBlock). Longer than the entry's 40 bytes so that
+ * V8 keeps it off its heap from the start, where lmdb-js can keep its address.
+ */
+const CHAIN_ENTRY = new Uint8Array(128).subarray(0, 40);
 /**
  * Prechecked blocks the ledger remembers at most (Ledger.prechecked; the last half of them at least: a
  * gossiped block is submitted a batch after its precheck).
@@ -711,7 +716,7 @@ export class Ledger extends LedgerReads {
     if (fx.lease) this.leasing.write(block, fx);
     if (fx.pendingPut) {
       const key = pendingKey(fx.pendingPut.destination, fx.pendingPut.key ?? block.hash);
-      s.accounts.putSync(key, encodePending(fx.pendingPut));
+      s.accounts.putSync(key, encodePending(fx.pendingPut, 'shared'));
     }
     if (fx.pendingDelete) s.accounts.removeSync(pendingKey(fx.pendingDelete[0], fx.pendingDelete[1]));
 
@@ -1120,20 +1125,23 @@ export class Ledger extends LedgerReads {
     const seq = ctx.counters.next_seq;
     ctx.counters.next_seq += 1;
     ctx.counters.blocks += 1;
-    const seqBytes = seqKey(seq);
     const hashBytes = hashed?.hash ?? hashKey(block.hash);
     const record = encodeBlockRecord({ block, height }, hashed?.canonical);
+    // The chain entry (sequence number, then hash) in a buffer reused for every block, its first 8
+    // bytes the sequence number (the block's key, and the hash index's value): putSync copies each.
+    const entry = CHAIN_ENTRY;
+    writeSeq(entry, 0, seq);
+    entry.set(hashBytes, 8);
+    const seqBytes = entry.subarray(0, 8);
     this.store.blocks.putSync(seqBytes, record);
     this.recordsPut.set(block, record);
     this.store.hashes.putSync(hashBytes, seqBytes);
-    const entry = new Uint8Array(40);
-    entry.set(seqBytes);
-    entry.set(hashBytes, 8);
     this.store.accounts.putSync(chainKey(block.account, height), entry);
   }
 
   private writeAccount(address: string, rec: AccountRecord): void {
-    this.store.accounts.putSync(accountKey(address), encodeAccount(rec));
+    // 'shared': putSync copies the record before anything else is encoded.
+    this.store.accounts.putSync(accountKey(address), encodeAccount(rec, 'shared'));
     this.frontierDigests.touch(address);
   }
 

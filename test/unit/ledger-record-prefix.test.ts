@@ -9,14 +9,17 @@ import {
   decodeAccount,
   decodeAccountHead,
   decodeBlockRecord,
+  decodePending,
   encodeAccount,
   encodeBlockRecord,
+  encodePending,
   hashKey,
   recordFinalHeight,
   recordFrontier,
   recordHeight,
   recordSigningKey,
   seqKey,
+  writeSeq,
 } from '../../node-core/ledger/codec.ts';
 import { LedgerReads } from '../../node-core/ledger/reads.ts';
 import type { AccountRecord } from '../../node-core/ledger/records.ts';
@@ -135,6 +138,38 @@ describe('keys and hash comparison', () => {
       expect(bytesToHex(chainKey(B, h))).toBe(`${B}01${h.toString(16).padStart(8, '0')}`);
     }
     expect(() => accountKey('zz'.repeat(32))).toThrow();
+  });
+
+  it('writes sequence numbers as 8 bytes big-endian, up to 2^53 - 1', () => {
+    for (const seq of [0, 1, 255, 256, 2 ** 32 - 1, 2 ** 32, 2 ** 40 + 3, Number.MAX_SAFE_INTEGER]) {
+      const expected = new Uint8Array(8);
+      new DataView(expected.buffer).setBigUint64(0, BigInt(seq));
+      expect(seqKey(seq), String(seq)).toEqual(expected);
+      // At an offset, leaving the bytes around it alone.
+      const out = new Uint8Array(12).fill(0xee);
+      writeSeq(out, 2, seq);
+      expect([...out.subarray(0, 2), ...out.subarray(10)]).toEqual([0xee, 0xee, 0xee, 0xee]);
+      expect(out.subarray(2, 10)).toEqual(expected);
+    }
+  });
+
+  it("hands a record's bytes over as a copy, or shared until the next record is encoded", () => {
+    const rec = VARIANTS[VARIANTS.length - 1]![1];
+    const copy = encodeAccount(rec);
+    const shared = encodeAccount(rec, 'shared');
+    expect(shared).toEqual(copy);
+    expect(shared.buffer).not.toBe(copy.buffer);
+    // The next encoding writes over the shared bytes, never over a copy.
+    const pending = { from: A, amount: 5n, asset: 'XE', timestamp: 9n };
+    const sharedPending = encodePending(pending, 'shared');
+    expect(sharedPending.buffer).toBe(shared.buffer);
+    expect(shared.subarray(0, sharedPending.length)).toEqual(sharedPending);
+    expect(shared).not.toEqual(copy);
+    expect(decodeAccount(copy)).toEqual(rec);
+    expect(decodePending(encodePending(pending))).toEqual(pending);
+    // Each shared hand-over is a view of the same buffer; each copy has one of its own.
+    expect(encodeAccount(rec).buffer).not.toBe(copy.buffer);
+    expect(encodeAccount(rec, 'shared').buffer).toBe(shared.buffer);
   });
 
   it('bytesEqualHex is hex equality without the string', () => {
