@@ -58,11 +58,14 @@ describe('Host check (DNS rebinding)', () => {
   it('gives the same verdicts asked again, after many passing values (it remembers only those)', () => {
     for (let round = 0; round < 2; round++) {
       for (let port = 1; port <= 200; port++) {
-        expect(allowed(`localhost:${port}`)).toBe(true);
-        // Same name, a port that is no port: refused however often its name passed.
-        expect(sec.checkHost(`localhost:${port}x`, '1.1')?.status).toBe(403);
-        expect(sec.checkHost(`evil.example:${port}`, '1.1')?.status).toBe(403);
+        for (let ask = 0; ask < 2; ask++) {
+          expect(allowed(`localhost:${port}`)).toBe(true);
+          // Same name, a port that is no port: refused however often its name passed.
+          expect(sec.checkHost(`localhost:${port}x`, '1.1')?.status).toBe(403);
+          expect(sec.checkHost(`evil.example:${port}`, '1.1')?.status).toBe(403);
+        }
       }
+      expect(sec.checkHost(' ', '1.1')?.status).toBe(400);
       expect(sec.checkHost(' ', '1.1')?.status).toBe(400);
     }
   });
