@@ -168,19 +168,22 @@ class WasmPowKernel implements PowKernel {
     return found === 0 ? null : this.#view.getBigUint64(POW_KERNEL_LAYOUT.nonceOffset, true);
   }
 
+  /** Runs the kernel on every lane from `startNonce`; lane j's value is then at outOffset + 8j. */
+  #hashes(target: Uint8Array, startNonce: bigint): void {
+    checkU64(startNonce, 'nonce');
+    this.#setTarget(target);
+    this.#exports.hashes(lo32(startNonce), hi32(startNonce));
+  }
+
   hash(target: Uint8Array, nonce: bigint): bigint {
     // Lane 0 read alone: every block a node takes is checked here, and building the array of all
     // lanes cost more than the kernel's hashing.
-    checkU64(nonce, 'nonce');
-    this.#setTarget(target);
-    this.#exports.hashes(lo32(nonce), hi32(nonce));
+    this.#hashes(target, nonce);
     return this.#view.getBigUint64(POW_KERNEL_LAYOUT.outOffset, true);
   }
 
   hashLanes(target: Uint8Array, startNonce: bigint): bigint[] {
-    checkU64(startNonce, 'nonce');
-    this.#setTarget(target);
-    this.#exports.hashes(lo32(startNonce), hi32(startNonce));
+    this.#hashes(target, startNonce);
     return Array.from({ length: this.lanes }, (_, j) =>
       this.#view.getBigUint64(POW_KERNEL_LAYOUT.outOffset + 8 * j, true),
     );
