@@ -239,7 +239,7 @@ export function seqKey(seq: number): Uint8Array {
 /**
  * A sequence number (a whole number below 2^53) as 8 bytes big-endian at `off`, written byte by byte:
  * a DataView over a new small array would move its bytes off V8's heap, an allocation per block, and
- * int.ts's writeU64BE takes a bigint (a conversion and eight BigInt shifts).
+ * int.ts's writeU64BE takes a bigint (a conversion and BigInt operations, each a new BigInt).
  */
 export function writeSeq(out: Uint8Array, off: number, seq: number): void {
   const hi = Math.floor(seq / 2 ** 32);
