@@ -216,11 +216,21 @@ function tailSize(type: BlockType, keyset?: Keyset): number {
   return n;
 }
 
+/**
+ * Checked bytes of recent asset names: every block names one of a few, and its hash encodes it each
+ * time. Read-only: encodeCanonical copies them into its output.
+ */
+const assetCache = new Map<string, Uint8Array>();
+
 function assetBytes(asset: string): Uint8Array {
-  const b = utf8(asset);
+  let b = assetCache.get(asset);
+  if (b !== undefined) return b;
+  b = utf8(asset);
   if (b.length === 0 || b.length > 8)
     throw new ProtocolError('ERR_ASSET', 'asset must be 1 to 8 bytes', 'asset');
   if (b.includes(0)) throw new ProtocolError('ERR_ASSET', 'asset must not contain NUL', 'asset');
+  if (assetCache.size >= 16) assetCache.clear();
+  assetCache.set(asset, b);
   return b;
 }
 

@@ -50,6 +50,30 @@ describe('canonical layouts of types without vectors', () => {
     expect(decodeCanonical(hexToBytes(hex))).toEqual(b);
   });
 
+  it('asset field: each name padded to 8 bytes, refusals every time, however many names were seen', () => {
+    const claim = (asset: string): Block => ({
+      type: 'claim',
+      account: A,
+      previous: ZERO_HASH,
+      balance: 1n,
+      timestamp: 5n,
+      asset,
+      amount: 1n,
+      representative: R,
+    });
+    const assetHex = (asset: string) => bytesToHex(utf8(asset)).padEnd(16, '0');
+    // More names than the encoder keeps (16), twice over: each encodes as its own bytes, not another's.
+    const names = Array.from({ length: 40 }, (_, i) => `A${i}`);
+    for (const asset of [...names, ...names, 'XE', 'XUSD', 'XE']) {
+      const bytes = encodeCanonical(claim(asset));
+      expect(bytesToHex(bytes.subarray(2, 10)), asset).toBe(assetHex(asset));
+      expect(decodeCanonical(bytes).asset).toBe(asset);
+    }
+    for (const bad of ['', 'NINEBYTES', 'X\u0000E']) {
+      for (let i = 0; i < 2; i++) expect(() => encodeCanonical(claim(bad)), bad).toThrow(ProtocolError);
+    }
+  });
+
   it('mint (0x0d): no memo trailer, absent representative as zeros = 130 bytes', () => {
     const b: Block = {
       type: 'mint',
