@@ -3,6 +3,7 @@ import {
   type Attestation,
   type Block,
   type BlockType,
+  checkAsset,
   GENESIS_TIMING_FIELDS,
   isBlockType,
   isOpening,
@@ -13,7 +14,7 @@ import {
   ZERO_HASH,
 } from './block.ts';
 import { ProtocolError } from './errors.ts';
-import { assertHex, isHex, utf8 } from './hex.ts';
+import { assertHex, isHex } from './hex.ts';
 import { type IntKind, toBigIntField } from './int.ts';
 import { normalizeKeyset } from './keys.ts';
 import { memoBytes } from './memo.ts';
@@ -118,10 +119,7 @@ export function decodeBlock(json: unknown): Block {
   const prevRaw = str(json, 'previous');
   const previous = prevRaw === '0' ? ZERO_HASH : hex32(json, 'previous');
   const asset = str(json, 'asset');
-  const assetLen = utf8(asset).length;
-  if (assetLen === 0 || assetLen > 8 || asset.includes('\0')) {
-    throw new ProtocolError('ERR_ASSET', 'asset must be 1 to 8 bytes', 'asset');
-  }
+  checkAsset(asset);
   const block: Block = {
     type,
     account: hex32(json, 'account'),

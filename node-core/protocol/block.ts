@@ -222,6 +222,7 @@ function tailSize(type: BlockType, keyset?: Keyset): number {
  */
 const assetCache = new Map<string, Uint8Array>();
 
+/** An asset name's bytes in the canonical encoding (shared: read them only), or ERR_ASSET. */
 function assetBytes(asset: string): Uint8Array {
   let b = assetCache.get(asset);
   if (b !== undefined) return b;
@@ -232,6 +233,11 @@ function assetBytes(asset: string): Uint8Array {
   if (assetCache.size >= 16) assetCache.clear();
   assetCache.set(asset, b);
   return b;
+}
+
+/** Refuses (ERR_ASSET) an asset name that is not 1 to 8 UTF-8 bytes without NUL. */
+export function checkAsset(asset: string): void {
+  assetBytes(asset);
 }
 
 function hasGenesisTiming(block: Block): boolean {

@@ -45,6 +45,13 @@ describe('decoding malformed block JSON gives a typed error naming the field', (
     ['timestamp past i64', { ...send, timestamp: '9223372036854775808' }, 'ERR_FIELD_RANGE', 'timestamp'],
     ['asset too long', { ...send, asset: 'NINEBYTES' }, 'ERR_ASSET', 'asset'],
     ['asset empty', { ...send, asset: '' }, 'ERR_ASSET', 'asset'],
+    ['asset with NUL', { ...send, asset: 'X\u0000E' }, 'ERR_ASSET', 'asset'],
+    [
+      'asset of 9 UTF-8 bytes in 3 characters',
+      { ...send, asset: '\u20ac\u20ac\u20ac' },
+      'ERR_ASSET',
+      'asset',
+    ],
     ['destination missing on send', { ...send, destination: undefined }, 'ERR_FIELD_MISSING', 'destination'],
     ['amount missing on send', { ...send, amount: undefined }, 'ERR_FIELD_MISSING', 'amount'],
     ['memo too long', { ...send, memo: 'x'.repeat(65) }, 'ERR_MEMO', 'memo'],
