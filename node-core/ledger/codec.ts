@@ -1,5 +1,6 @@
 import { type Block, BLOCK_TYPE_BYTES, decodeCanonical, encodeCanonical } from '../protocol/block.ts';
 import { bytesToHex, hexToBytes, writeHex } from '../protocol/hex.ts';
+import { writeHalvesBE } from '../protocol/int.ts';
 import { parseJson, stringifyJson } from '../protocol/json.ts';
 import type { Keyset } from '../protocol/keys.ts';
 import type { AccountRecord, BlockRecord, PendingRecord } from './records.ts';
@@ -237,21 +238,12 @@ export function seqKey(seq: number): Uint8Array {
 }
 
 /**
- * A sequence number (a whole number below 2^53) as 8 bytes big-endian at `off`, written byte by byte:
- * a DataView over a new small array would move its bytes off V8's heap, an allocation per block, and
- * int.ts's writeU64BE takes a bigint (a conversion and BigInt operations, each a new BigInt).
+ * A sequence number (a whole number below 2^53) as 8 bytes big-endian at `off`, from its two halves
+ * as numbers: a DataView over a new small array would move its bytes off V8's heap, an allocation per
+ * block, and writeU64BE takes a bigint (a conversion and BigInt operations, each a new BigInt).
  */
 export function writeSeq(out: Uint8Array, off: number, seq: number): void {
-  const hi = Math.floor(seq / 2 ** 32);
-  const lo = seq >>> 0;
-  out[off] = hi >>> 24;
-  out[off + 1] = (hi >>> 16) & 0xff;
-  out[off + 2] = (hi >>> 8) & 0xff;
-  out[off + 3] = hi & 0xff;
-  out[off + 4] = lo >>> 24;
-  out[off + 5] = (lo >>> 16) & 0xff;
-  out[off + 6] = (lo >>> 8) & 0xff;
-  out[off + 7] = lo & 0xff;
+  writeHalvesBE(out, off, Math.floor(seq / 2 ** 32), seq >>> 0);
 }
 
 export function hashKey(hash: string): Uint8Array {

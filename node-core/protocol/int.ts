@@ -62,8 +62,14 @@ const LOW_32 = 0xffff_ffffn;
  */
 export function writeU64BE(out: Uint8Array, offset: number, v: bigint): void {
   const x = BigInt.asUintN(64, v);
-  const hi = Number(x >> 32n);
-  const lo = Number(x & LOW_32);
+  writeHalvesBE(out, offset, Number(x >> 32n), Number(x & LOW_32));
+}
+
+/**
+ * A u64 held as two numbers, its high and low 32-bit halves, as 8 bytes big-endian. A typed array
+ * keeps the low 8 bits of each number stored, so no mask is needed.
+ */
+export function writeHalvesBE(out: Uint8Array, offset: number, hi: number, lo: number): void {
   out[offset] = hi >>> 24;
   out[offset + 1] = hi >>> 16;
   out[offset + 2] = hi >>> 8;
