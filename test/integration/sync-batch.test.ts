@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blockHashBytesNode } from '../../node-core/fastpath/block-hash.ts';
 import { signBytesNode } from '../../node-core/fastpath/ed25519.ts';
 import { LedgerError } from '../../node-core/ledger/errors.ts';
-import type { CommittedBlock, SubmitResult } from '../../node-core/ledger/ledger.ts';
+import type { CommittedBlock, Ledger, SubmitResult } from '../../node-core/ledger/ledger.ts';
 import { type Block, ZERO_HASH } from '../../node-core/protocol/block.ts';
 import { bytesToHex } from '../../node-core/protocol/hex.ts';
 import { keyPairFromSeed } from '../../node-core/protocol/keys.ts';
@@ -184,10 +184,24 @@ describe('Ledger.submitBatch', () => {
   });
 });
 
-/** A Syncer of the test node for its answers to peers, which read the ledger only (no host). */
-function answeringSyncer(): Syncer {
+/**
+ * A Syncer of the test node for its answers to peers, which read the ledger only (no host). With
+ * `usPerAccount`, its walk of the accounts takes at least that long an account (busy), so that how
+ * long a page takes does not depend on how fast the machine is.
+ */
+function answeringSyncer(usPerAccount = 0): Syncer {
+  const ledger = t.node.ledger;
+  const slowWalk = Object.assign(Object.create(ledger) as Ledger, {
+    *allAccountHeads(after?: string) {
+      for (const entry of ledger.allAccountHeads(after)) {
+        const until = performance.now() + usPerAccount / 1000;
+        while (performance.now() < until);
+        yield entry;
+      }
+    },
+  });
   return new Syncer({
-    ledger: t.node.ledger,
+    ledger: usPerAccount > 0 ? slowWalk : ledger,
     statechain: t.node.statechain,
     consensus: t.node.consensus,
     now: t.node.now,
@@ -211,12 +225,13 @@ describe('the account walk a frontiers answer makes', () => {
   });
 
   it('answers a page of frontiers in slices, other work running between them, with the same entries', async () => {
-    // 1,000 accounts take a walk of one cursor seek each: well past one slice (4 ms) on any machine.
+    // 1,000 accounts, each at least 20 µs of walk: 20 ms, past one slice (4 ms) on any machine. At
+    // their own speed they took 4 ms on a fast one (CI, 2026-12-02), one slice.
     const accts = Array.from({ length: 1_100 }, () => account());
     const claims = accts.map((a) => chain(a, 0)[0]!);
     const outcomes = await t.node.ledger.submitBatch(claims, { live: false, maxGroup: 500 });
     expect(outcomes.map(codeOf).filter((c) => c !== 'accepted')).toEqual([]);
-    const syncer = answeringSyncer();
+    const syncer = answeringSyncer(20);
     // Turns of the event loop that ran while the answer was being made.
     const started = performance.now();
     const { result, turns } = await turnsDuring(() => syncer.answer('frontiers', { limit: 1000 }));
