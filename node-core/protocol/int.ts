@@ -52,7 +52,9 @@ export function toBigIntField(value: unknown, kind: IntKind, field: string): big
   return v;
 }
 
-const LOW_32 = 0xffff_ffffn;
+/** The low and high 32-bit halves of a u64, as whole numbers below 2^32. */
+export const lo32 = (x: bigint): number => Number(x & 0xffff_ffffn);
+export const hi32 = (x: bigint): number => Number(x >> 32n);
 
 /**
  * Writes `v` as 8 bytes big-endian two's complement (so i64 and u64 share one writer). Two 32-bit
@@ -62,7 +64,7 @@ const LOW_32 = 0xffff_ffffn;
  */
 export function writeU64BE(out: Uint8Array, offset: number, v: bigint): void {
   const x = BigInt.asUintN(64, v);
-  writeHalvesBE(out, offset, Number(x >> 32n), Number(x & LOW_32));
+  writeHalvesBE(out, offset, hi32(x), lo32(x));
 }
 
 /**

@@ -9,7 +9,8 @@
  */
 import { ProtocolError } from './errors.ts';
 import { POW_KERNEL_LAYOUT, POW_KERNEL_SCALAR, POW_KERNEL_SIMD } from './pow-kernel.generated.ts';
-import { U64_MAX } from './int.ts';
+// The kernel takes a u64 as its two 32-bit halves (an i32 parameter wraps those above 2^31).
+import { hi32, lo32, U64_MAX } from './int.ts';
 import { checkU64, POW_TARGET_BYTES, randomNonce, throwIfPowAborted } from './pow.ts';
 
 /** Largest `count` a single `search` call accepts (the kernel counts in 32 bits). */
@@ -119,10 +120,6 @@ function warmUp(kernel: WasmPowKernel): WasmPowKernel {
   kernel.search(new Uint8Array(POW_TARGET_BYTES), 0n, WARM_UP_NONCES, U64_MAX);
   return kernel;
 }
-
-/** Low and high 32-bit halves of a u64, as the kernel takes them. */
-const lo32 = (x: bigint): number => Number(x & 0xffffffffn) | 0;
-const hi32 = (x: bigint): number => Number(x >> 32n) | 0;
 
 class WasmPowKernel implements PowKernel {
   readonly simd: boolean;

@@ -184,14 +184,10 @@ describe('Ledger.submitBatch', () => {
   });
 });
 
-/**
- * A Syncer of the test node for its answers to peers, which read the ledger only (no host). With
- * `usPerAccount`, its walk of the accounts takes at least that long an account (busy), so that how
- * long a page takes does not depend on how fast the machine is.
- */
-function answeringSyncer(usPerAccount = 0): Syncer {
+/** The test node's ledger, its walk of the accounts at least `usPerAccount` an account (busy). */
+function slowWalkLedger(usPerAccount: number): Ledger {
   const ledger = t.node.ledger;
-  const slowWalk = Object.assign(Object.create(ledger) as Ledger, {
+  return Object.assign(Object.create(ledger) as Ledger, {
     *allAccountHeads(after?: string) {
       for (const entry of ledger.allAccountHeads(after)) {
         const until = performance.now() + usPerAccount / 1000;
@@ -200,8 +196,16 @@ function answeringSyncer(usPerAccount = 0): Syncer {
       }
     },
   });
+}
+
+/**
+ * A Syncer of the test node for its answers to peers, which read the ledger only (no host). With
+ * `usPerAccount`, its walk of the accounts takes at least that long an account (busy), so that how
+ * long a page takes does not depend on how fast the machine is.
+ */
+function answeringSyncer(usPerAccount = 0): Syncer {
   return new Syncer({
-    ledger: usPerAccount > 0 ? slowWalk : ledger,
+    ledger: usPerAccount > 0 ? slowWalkLedger(usPerAccount) : t.node.ledger,
     statechain: t.node.statechain,
     consensus: t.node.consensus,
     now: t.node.now,
