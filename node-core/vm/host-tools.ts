@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { delimiter, join } from 'node:path';
@@ -94,6 +94,29 @@ export async function killGroup(pid: number, marker: string, waitMs = 5000): Pro
   }
   const deadline = Date.now() + waitMs;
   while (processRuns(pid, marker) && Date.now() < deadline) await sleep(20);
+}
+
+/**
+ * Kills a launch of ours that failed or was aborted, whatever its phase, and waits (bounded) until
+ * nothing of it runs. Right after spawn the child may not have become the program yet: processRuns
+ * does not know it then, so killGroup would leave it to exec and run on (an aborted sandbox lived).
+ * While the ChildProcess has not exited, its pid is not reaped, so it is still ours to kill.
+ */
+export async function killLaunch(child: ChildProcess, marker: string, waitMs = 5000): Promise<void> {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  const deadline = Date.now() + waitMs;
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    try {
+      process.kill(-pid, 'SIGKILL'); // the group: what it started goes too
+    } catch {
+      child.kill('SIGKILL'); // not yet its own group (between fork and setsid)
+    }
+    await Promise.race([exited, sleep(waitMs)]);
+  }
+  // Members of its group die on their own schedule after the signal.
+  while (processesMentioning(marker).length > 0 && Date.now() < deadline) await sleep(20);
 }
 
 export function sleep(ms: number): Promise<void> {

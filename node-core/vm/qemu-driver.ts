@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, truncateSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { availableParallelism, totalmem } from 'node:os';
@@ -18,6 +18,7 @@ import {
   findBinary,
   freeLoopbackPort,
   killGroup,
+  killLaunch,
   nowNsDigits,
   processRuns,
   launchExited,
@@ -148,7 +149,7 @@ export class QemuDriver implements VmDriver {
     }
     removeDir(dir);
     makeVmDir(root, spec.lease);
-    let handle: VmHandle | undefined;
+    let child: ChildProcess | undefined;
     try {
       const vcpus = Math.min(spec.vcpus, availableParallelism());
       const hostMb = Math.floor(totalmem() / 1048576) - HOST_RESERVE_MB;
@@ -174,13 +175,13 @@ export class QemuDriver implements VmDriver {
       const log = openSync(join(dir, 'qemu.log'), 'a', 0o600);
       progress(`booting (${accel === 'kvm' ? 'KVM' : 'software emulation'}, ${vcpus} vCPU, ${memoryMb} MiB)`);
       // Detached: its own process group, so the VM outlives a restart of the node.
-      const child = spawn(qemu, args, { detached: true, stdio: ['ignore', log, log], cwd: dir });
+      child = spawn(qemu, args, { detached: true, stdio: ['ignore', log, log], cwd: dir });
       closeSync(log);
       child.on('error', () => {});
       child.unref();
       const pid = child.pid;
       if (pid === undefined) throw new VmError('launch_failed', 'qemu did not start');
-      handle = {
+      const handle: VmHandle = {
         lease: spec.lease,
         driver: this.name,
         dir,
@@ -217,7 +218,7 @@ export class QemuDriver implements VmDriver {
       return handle;
     } catch (e) {
       this.opts.log?.warn({ lease: spec.lease, err: (e as Error).message }, 'qemu VM launch failed');
-      if (handle) await killGroup(handle.pid, dir);
+      if (child) await killLaunch(child, dir);
       removeDir(dir);
       throw e instanceof VmError ? e : new VmError('launch_failed', (e as Error).message);
     }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import {
   findBinary,
   freeLoopbackPort,
   killGroup,
+  killLaunch,
   nowNsDigits,
   processesInPidNs,
   processRuns,
@@ -158,7 +159,7 @@ export class SandboxDriver implements VmDriver {
     }
     removeDir(dir);
     makeVmDir(this.baseDir, spec.lease);
-    let handle: VmHandle | undefined;
+    let child: ChildProcess | undefined;
     try {
       const cores = availableParallelism();
       const vcpus = Math.min(spec.vcpus, cores);
@@ -273,14 +274,14 @@ export class SandboxDriver implements VmDriver {
       const info = openSync(join(dir, 'info.json'), 'w', 0o600);
       progress('starting bubblewrap');
       // Detached: its own process group, not a child the node waits for, so it outlives a node restart.
-      const child = spawn(cmd, args, { detached: true, stdio: ['ignore', log, log, info], cwd: dir });
+      child = spawn(cmd, args, { detached: true, stdio: ['ignore', log, log, info], cwd: dir });
       closeSync(log);
       closeSync(info);
       const pid = child.pid;
       child.on('error', () => {});
       child.unref();
       if (pid === undefined) throw new VmError('launch_failed', `could not start ${cmd}`);
-      handle = {
+      const handle: VmHandle = {
         lease: spec.lease,
         driver: this.name,
         dir,
@@ -310,7 +311,7 @@ export class SandboxDriver implements VmDriver {
       return handle;
     } catch (e) {
       this.log?.warn({ lease: spec.lease, err: (e as Error).message }, 'sandbox launch failed');
-      if (handle) await killGroup(handle.pid, dir);
+      if (child) await killLaunch(child, dir);
       removeDir(dir);
       throw e instanceof VmError ? e : new VmError('launch_failed', (e as Error).message);
     }
