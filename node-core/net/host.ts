@@ -1,4 +1,3 @@
-import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { gossipsub, type GossipSub, TopicValidatorResult } from '@libp2p/gossipsub';
 import { createPeerScoreParams, createTopicScoreParams } from '@libp2p/gossipsub/score';
@@ -17,6 +16,7 @@ import { sha256Node } from '../fastpath/block-hash.ts';
 import type { JsonPath } from '../protocol/json.ts';
 import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
+import { quietNoise } from './noise-frames.ts';
 import {
   blockJson,
   decodeBlockBatch,
@@ -387,7 +387,7 @@ export class P2PHost {
       nodeInfo: { name: 'xe', version: this.opts.hello.version, userAgent: `xe/${this.opts.hello.version}` },
       addresses: { listen: this.opts.listen },
       transports: [tcp()],
-      connectionEncrypters: [noise()],
+      connectionEncrypters: [quietNoise()],
       streamMuxers: [yamux()],
       connectionManager: {
         // The gater below enforces the caps; libp2p's own total must leave room for them plus the
