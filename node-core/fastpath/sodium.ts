@@ -15,6 +15,24 @@ interface Sodium {
   crypto_sign_verify_detached(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean;
   crypto_sign_detached(signature: Uint8Array, message: Uint8Array, secretKey: Uint8Array): void;
   crypto_sign_seed_keypair(publicKey: Uint8Array, secretKey: Uint8Array, seed: Uint8Array): void;
+  /** Throws when it cannot encrypt; `nsec` is always null. */
+  crypto_aead_chacha20poly1305_ietf_encrypt(
+    c: Uint8Array,
+    m: Uint8Array,
+    ad: Uint8Array,
+    nsec: null,
+    npub: Uint8Array,
+    k: Uint8Array,
+  ): number;
+  /** Throws when the tag does not verify (and zeroes `m`); `nsec` is always null. */
+  crypto_aead_chacha20poly1305_ietf_decrypt(
+    m: Uint8Array,
+    nsec: null,
+    c: Uint8Array,
+    ad: Uint8Array,
+    npub: Uint8Array,
+    k: Uint8Array,
+  ): number;
 }
 
 let loaded: Sodium | null | undefined;

@@ -4,6 +4,7 @@ import { defaultLogger } from '@libp2p/logger';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import { LengthPrefixedDecoder, multiaddrConnectionPair } from '@libp2p/utils';
 import { describe, expect, it } from 'vitest';
+import { noiseCrypto } from '../../node-core/net/noise-cipher.ts';
 import { type FrameBytes, frameLength, quietNoise } from '../../node-core/net/noise-frames.ts';
 
 /**
@@ -72,16 +73,17 @@ describe('Noise frame lengths', () => {
 
   it("is the reader of the library's encrypted connections, both ways, which carry messages whole", async () => {
     const upgrader = { getStreamMuxers: () => new Map() } as unknown as Upgrader;
-    const side = async (): Promise<ConnectionEncrypter> => {
+    // One side with the node's cipher (libsodium), the other with the library's: they must agree.
+    const side = async (sodium: boolean): Promise<ConnectionEncrypter> => {
       const privateKey = await generateKeyPair('Ed25519');
-      return quietNoise()({
+      return quietNoise(sodium ? { crypto: noiseCrypto() } : {})({
         privateKey,
         peerId: peerIdFromPrivateKey(privateKey),
         logger: defaultLogger(),
         upgrader,
       });
     };
-    const [a, b] = await Promise.all([side(), side()]);
+    const [a, b] = await Promise.all([side(true), side(false)]);
     // An in-memory connection pair (the real transport is TCP; the Noise handshake and frames are real).
     const [outboundConn, inboundConn] = multiaddrConnectionPair() as [
       MultiaddrConnection,
@@ -96,25 +98,29 @@ describe('Noise frame lengths', () => {
         (secured.connection as unknown as { decoder: { lengthDecoder: unknown } }).decoder.lengthDecoder,
       ).toBe(frameLength);
 
-    const got: Uint8Array[] = [];
-    inb.connection.addEventListener('message', (e) =>
-      got.push((e as unknown as { data: { subarray(): Uint8Array } }).data.subarray()),
-    );
-    // 200 KB: several Noise frames of at most 65,535 bytes; then small messages.
+    // 200 KB: several Noise frames of at most 65,535 bytes; then small messages. Both ways.
     const sent = [frame(200_000, 9), frame(5, 10), frame(70, 11)];
-    for (const m of sent) out.connection.send(m);
-    const deadline = Date.now() + 5000;
-    const total = sent.reduce((n, m) => n + m.length, 0);
-    while (got.reduce((n, m) => n + m.length, 0) < total && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 5));
-    const joined = new Uint8Array(total);
-    let at = 0;
-    for (const g of got) {
-      joined.set(g, at);
-      at += g.length;
+    const expected = Uint8Array.from(sent.flatMap((m) => [...m]));
+    for (const [from, to] of [
+      [out, inb],
+      [inb, out],
+    ] as const) {
+      const got: Uint8Array[] = [];
+      to.connection.addEventListener('message', (e) =>
+        got.push(Uint8Array.from((e as unknown as { data: { subarray(): Uint8Array } }).data.subarray())),
+      );
+      for (const m of sent) from.connection.send(m);
+      const deadline = Date.now() + 5000;
+      while (got.reduce((n, m) => n + m.length, 0) < expected.length && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 5));
+      const joined = new Uint8Array(got.reduce((n, m) => n + m.length, 0));
+      let at = 0;
+      for (const g of got) {
+        joined.set(g, at);
+        at += g.length;
+      }
+      expect(joined).toEqual(expected);
     }
-    expect(at).toBe(total);
-    expect(joined).toEqual(Uint8Array.from(sent.flatMap((m) => [...m])));
     await Promise.all([out.connection.close(), inb.connection.close()]);
   });
 });
