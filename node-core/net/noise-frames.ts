@@ -8,7 +8,8 @@ import type { NoiseInit } from '@chainsafe/libp2p-noise';
  * than 2 bytes wait, and its decoder catches that to stop. That happens at the end of nearly every
  * chunk a connection reads (the chunk ends on a frame's end): one Error, with its stack captured, and
  * 1.4 % of a gossip receiver's thread in a profile of `npm run bench -- network`. Through the
- * library's decoder a 1,400-byte chunk took 8-11 µs with that reader and 0.2-0.8 µs with this one.
+ * library's decoder a 1,400-byte chunk took 4.3-5.4 µs with that reader and 0.2-0.5 µs with this one
+ * (8-11 against 0.2-0.8 with another process busy on the second core).
  * `frameLength` answers 0 instead: with its 2 length bytes that is a frame longer than what waits,
  * so the decoder stops at the same place, without an Error.
  */
