@@ -80,9 +80,11 @@ export function processesMentioning(marker: string): number[] {
   return out;
 }
 
-/** SIGKILLs a detached process group, then waits (bounded) until its leader is gone. */
-export async function killGroup(pid: number, marker: string, waitMs = 5000): Promise<void> {
-  if (!processRuns(pid, marker)) return;
+/**
+ * SIGKILLs the process group `pid` leads (what it started goes too), or `pid` alone while it leads
+ * none yet (between fork and setsid); nothing when it is gone.
+ */
+export function killGroupNow(pid: number): void {
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {
@@ -92,6 +94,12 @@ export async function killGroup(pid: number, marker: string, waitMs = 5000): Pro
       /* already gone */
     }
   }
+}
+
+/** SIGKILLs a detached process group, then waits (bounded) until its leader is gone. */
+export async function killGroup(pid: number, marker: string, waitMs = 5000): Promise<void> {
+  if (!processRuns(pid, marker)) return;
+  killGroupNow(pid);
   const deadline = Date.now() + waitMs;
   while (processRuns(pid, marker) && Date.now() < deadline) await sleep(20);
 }
@@ -108,11 +116,7 @@ export async function killLaunch(child: ChildProcess, marker: string, waitMs = 5
   const deadline = Date.now() + waitMs;
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    try {
-      process.kill(-pid, 'SIGKILL'); // the group: what it started goes too
-    } catch {
-      child.kill('SIGKILL'); // not yet its own group (between fork and setsid)
-    }
+    killGroupNow(pid);
     await Promise.race([exited, sleep(waitMs)]);
   }
   // Members of its group die on their own schedule after the signal.

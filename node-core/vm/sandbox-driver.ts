@@ -18,6 +18,7 @@ import {
   findBinary,
   freeLoopbackPort,
   killGroup,
+  killGroupNow,
   killLaunch,
   nowNsDigits,
   processesInPidNs,
@@ -368,11 +369,7 @@ export class SandboxDriver implements VmDriver {
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        try {
-          if (child.pid) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
+        if (child.pid) killGroupNow(child.pid);
       }, opts.timeoutMs);
       child.stdout.on('data', (d: Buffer) => stdout.push(d));
       child.stderr.on('data', (d: Buffer) => stderr.push(d));
