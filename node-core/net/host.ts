@@ -1,4 +1,3 @@
-import { yamux } from '@chainsafe/libp2p-yamux';
 import { gossipsub, type GossipSub, TopicValidatorResult } from '@libp2p/gossipsub';
 import { createPeerScoreParams, createTopicScoreParams } from '@libp2p/gossipsub/score';
 import { identify } from '@libp2p/identify';
@@ -18,6 +17,7 @@ import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
 import { noiseCrypto } from './noise-cipher.ts';
 import { quietNoise } from './noise-frames.ts';
+import { lazyWindowYamux } from './yamux-window.ts';
 import {
   blockJson,
   decodeBlockBatch,
@@ -389,7 +389,7 @@ export class P2PHost {
       addresses: { listen: this.opts.listen },
       transports: [tcp()],
       connectionEncrypters: [quietNoise({ crypto: noiseCrypto() })],
-      streamMuxers: [yamux()],
+      streamMuxers: [lazyWindowYamux()],
       connectionManager: {
         // The gater below enforces the caps; libp2p's own total must leave room for them plus the
         // peers this node dials itself.
