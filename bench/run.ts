@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark suite in one process and prints each figure next to the
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
- * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, renderer, leasing, indexed, vm-access, chat, sync; certificate,
+ * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, transport, renderer, leasing, indexed, vm-access, chat, sync; certificate,
  * which takes minutes, soak (a 10-minute ingest, memory sampled), startup (start-up and memory alone,
  * also part of node), ab (two nodes' CPU per block compared phase by phase: ab.ts), reps (ingest
  * with many representatives against one: reps.ts) and elections (ingest with 40 % of the weight
@@ -24,6 +24,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   'vm-access': () => import('./vm-access.ts'),
   chat: () => import('./chat.ts'),
   sync: () => import('./sync.ts'),
+  transport: () => import('./transport.ts'),
   startup: () => import('./startup.ts'),
   soak: () => import('./soak.ts'),
   ab: () => import('./ab.ts'),
