@@ -9,10 +9,10 @@ import { StreamState } from '@chainsafe/libp2p-yamux/stream';
  * The library's stream calls its window update after each data frame it receives; the frame has just
  * lowered the window, so the "no update needed" test never holds and every frame is answered with a
  * 12-byte window update, sealed and written on its own, then read and opened by the peer (2.6 % of a
- * gossip receiver's thread in a profile of `npm run bench -- network`). Over TCP and Noise between
- * two hosts, a stream of small messages cost both sides together 48-62 µs a 300-byte message with an
- * update a frame and 27-30 with this (1,400 bytes: 58-61 against 35-38; 64 KB messages the same
- * within noise). The yamux specification leaves when to update to the receiver; hashicorp's
+ * gossip receiver's thread in a profile of `npm run bench -- network`). A stream between two hosts
+ * over TCP and the node's Noise (`npm run bench -- transport`) cost both together 48.2 µs a 300-byte
+ * message with an update a frame and 26.0 with this; 1,400 bytes 50.6 against 33.5; 64 KB 754
+ * against 647. The yamux specification leaves when to update to the receiver; hashicorp's
  * implementation, where yamux comes from, waits until half the window is used, as this does. The
  * peer never runs out of window while the receiver keeps up: it is given more while it has half.
  */

@@ -2,6 +2,7 @@ import type { MultiaddrConnection, Stream, StreamMuxer } from '@libp2p/interface
 import { multiaddrConnectionPair } from '@libp2p/utils';
 import { describe, expect, it } from 'vitest';
 import { lazyWindowYamux } from '../../node-core/net/yamux-window.ts';
+import { concatBytes } from '../../node-core/protocol/hex.ts';
 
 /**
  * yamux streams that return window once half of it is used (net/yamux-window.ts): a real muxer pair
@@ -54,13 +55,7 @@ async function receive(stream: Stream, total: number): Promise<Uint8Array> {
   });
   const deadline = Date.now() + 10_000;
   while (n < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const g of got) {
-    out.set(g, at);
-    at += g.length;
-  }
-  return out;
+  return concatBytes(...got);
 }
 
 function bytes(length: number, seed: number): Uint8Array {
