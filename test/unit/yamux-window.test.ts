@@ -1,4 +1,5 @@
 import type { MultiaddrConnection, Stream, StreamMuxer } from '@libp2p/interface';
+import { yamux } from '@chainsafe/libp2p-yamux';
 import { multiaddrConnectionPair } from '@libp2p/utils';
 import { describe, expect, it } from 'vitest';
 import { lazyWindowYamux } from '../../node-core/net/yamux-window.ts';
@@ -18,10 +19,12 @@ interface FrameSender {
   sendFrame(header: { type: number }, data?: unknown): boolean;
 }
 
-/** A muxer pair, and how many window updates each side has sent. */
-async function pair(make: ReturnType<typeof lazyWindowYamux>) {
+type Yamux = ReturnType<typeof lazyWindowYamux>;
+
+/** A muxer pair (the second side made by `other`), and how many window updates each side has sent. */
+async function pair(make: Yamux, other: Yamux = make) {
   const [a, b] = multiaddrConnectionPair() as [MultiaddrConnection, MultiaddrConnection];
-  const muxers = [make().createStreamMuxer(a), make().createStreamMuxer(b)] as [StreamMuxer, StreamMuxer];
+  const muxers = [make().createStreamMuxer(a), other().createStreamMuxer(b)] as [StreamMuxer, StreamMuxer];
   const updates = [0, 0];
   muxers.forEach((m, i) => {
     // Before any stream exists: each stream binds its muxer's sendFrame when it is made.
@@ -62,6 +65,26 @@ function bytes(length: number, seed: number): Uint8Array {
   return Uint8Array.from({ length }, (_, i) => (i * 131 + seed) & 0xff);
 }
 
+/** Messages of three windows and more, both ways at once, arrive whole. */
+async function largerThanTheWindow(make: Yamux, other: Yamux): Promise<void> {
+  const { muxers, outbound, inbound } = await pair(make, other);
+  outbound.send(new Uint8Array([1]));
+  const receiver = await inbound;
+  const big = [bytes(3 * WINDOW + 17, 3), bytes(5, 4), bytes(WINDOW, 5)];
+  const total = big.reduce((n, m) => n + m.length, 0);
+  const there = Uint8Array.from([1, ...big.flatMap((m) => [...m])]);
+  const back = Uint8Array.from(big.flatMap((m) => [...m]));
+  const [gotThere, gotBack] = await Promise.all([
+    receive(receiver, there.length),
+    receive(outbound, total),
+    sendAll(outbound, big),
+    sendAll(receiver, big),
+  ]);
+  expect(gotThere).toEqual(there);
+  expect(gotBack).toEqual(back);
+  await Promise.all(muxers.map((m) => m.close()));
+}
+
 describe('yamux window updates', () => {
   it('come once half the window is used, and 4 MB in 1 KB messages arrive whole', async () => {
     const { muxers, updates, outbound, inbound } = await pair(lazyWindowYamux());
@@ -80,22 +103,11 @@ describe('yamux window updates', () => {
     await Promise.all(muxers.map((m) => m.close()));
   });
 
-  it('let messages larger than the window through, both ways', async () => {
-    const { muxers, outbound, inbound } = await pair(lazyWindowYamux());
-    outbound.send(new Uint8Array([1]));
-    const receiver = await inbound;
-    const big = [bytes(3 * WINDOW + 17, 3), bytes(5, 4), bytes(WINDOW, 5)];
-    const total = big.reduce((n, m) => n + m.length, 0);
-    const there = Uint8Array.from([1, ...big.flatMap((m) => [...m])]);
-    const back = Uint8Array.from(big.flatMap((m) => [...m]));
-    const [gotThere, gotBack] = await Promise.all([
-      receive(receiver, there.length),
-      receive(outbound, total),
-      sendAll(outbound, big),
-      sendAll(receiver, big),
-    ]);
-    expect(gotThere).toEqual(there);
-    expect(gotBack).toEqual(back);
-    await Promise.all(muxers.map((m) => m.close()));
-  });
+  for (const [name, other] of [
+    ['the same', lazyWindowYamux()],
+    ["the library's own (a peer of an older version)", yamux()],
+  ] as const)
+    it(`let messages larger than the window through, both ways, with ${name} on the other side`, async () => {
+      await largerThanTheWindow(lazyWindowYamux(), other);
+    });
 });
