@@ -44,10 +44,11 @@ export default async function benchTransport(log: (line: string) => void): Promi
         per[i]!.push(await measure(SETUPS[i]!.id, size, count));
       }
     }
-    const [lib, noiseOnly, node] = per.map(median) as [number, number, number];
+    const medians = per.map(median);
+    const [lib, noiseOnly, node] = medians as [number, number, number];
     log(
       `${size} B messages (${count} a run, median of ${ROUNDS}): CPU a message, both hosts: ` +
-        SETUPS.map((s, i) => `${s.label} ${fmt(median(per[i]!))} µs`).join(', ') +
+        SETUPS.map((s, i) => `${s.label} ${fmt(medians[i]!)} µs`).join(', ') +
         ` (node ${ratio(node, lib)} of the libraries')`,
     );
     out[`cpu_us_per_msg_${size}_libraries`] = lib;
