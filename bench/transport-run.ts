@@ -4,9 +4,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys';
 import type { Libp2p } from '@libp2p/interface';
 import { tcp } from '@libp2p/tcp';
 import { createLibp2p } from 'libp2p';
-import { noiseCrypto } from '../node-core/net/noise-cipher.ts';
-import { quietNoise } from '../node-core/net/noise-frames.ts';
-import { lazyWindowYamux } from '../node-core/net/yamux-window.ts';
+import { nodeConnectionEncrypter, nodeStreamMuxer } from '../node-core/net/connection-stack.ts';
 
 /**
  * One measurement of `npm run bench -- transport` (transport.ts), in a process of its own so that
@@ -16,8 +14,8 @@ import { lazyWindowYamux } from '../node-core/net/yamux-window.ts';
 
 const SETUPS = {
   libraries: () => ({ encrypter: noise(), muxer: yamux() }),
-  'node-noise': () => ({ encrypter: quietNoise({ crypto: noiseCrypto() }), muxer: yamux() }),
-  node: () => ({ encrypter: quietNoise({ crypto: noiseCrypto() }), muxer: lazyWindowYamux() }),
+  'node-noise': () => ({ encrypter: nodeConnectionEncrypter(), muxer: yamux() }),
+  node: () => ({ encrypter: nodeConnectionEncrypter(), muxer: nodeStreamMuxer() }),
 };
 type SetupName = keyof typeof SETUPS;
 

@@ -15,9 +15,7 @@ import { sha256Node } from '../fastpath/block-hash.ts';
 import type { JsonPath } from '../protocol/json.ts';
 import type { StateBlock } from '../protocol/statechain.ts';
 import type { Vote } from '../protocol/vote.ts';
-import { noiseCrypto } from './noise-cipher.ts';
-import { quietNoise } from './noise-frames.ts';
-import { lazyWindowYamux } from './yamux-window.ts';
+import { nodeConnectionEncrypter, nodeStreamMuxer } from './connection-stack.ts';
 import {
   blockJson,
   decodeBlockBatch,
@@ -388,8 +386,8 @@ export class P2PHost {
       nodeInfo: { name: 'xe', version: this.opts.hello.version, userAgent: `xe/${this.opts.hello.version}` },
       addresses: { listen: this.opts.listen },
       transports: [tcp()],
-      connectionEncrypters: [quietNoise({ crypto: noiseCrypto() })],
-      streamMuxers: [lazyWindowYamux()],
+      connectionEncrypters: [nodeConnectionEncrypter()],
+      streamMuxers: [nodeStreamMuxer()],
       connectionManager: {
         // The gater below enforces the caps; libp2p's own total must leave room for them plus the
         // peers this node dials itself.

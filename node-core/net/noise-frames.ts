@@ -36,7 +36,7 @@ interface FrameDecoderHolder {
  * Puts `frameLength` in place of the connection's length reader. A library whose connection no
  * longer has one is left as it is (test/unit/noise-frames.test.ts fails then, so an upgrade is seen).
  */
-export function withFrameLength<T extends { connection: unknown }>(secured: T): T {
+function withFrameLength<T extends { connection: unknown }>(secured: T): T {
   const decoder = (secured.connection as FrameDecoderHolder).decoder;
   if (decoder !== undefined && typeof decoder.lengthDecoder === 'function')
     decoder.lengthDecoder = frameLength;

@@ -37,7 +37,7 @@ export function lazyWindowYamux(init?: YamuxMuxerInit): ReturnType<typeof yamux>
 }
 
 /** What the library's stream holds that the rule reads (stream.ts in @chainsafe/libp2p-yamux). */
-export interface WindowedStream {
+interface WindowedStream {
   state: StreamState;
   /** The window the peer may fill. */
   recvWindow: number;
@@ -56,7 +56,7 @@ interface StreamMaker {
  * left. Otherwise the library's own runs: on a stream opening (its flags go with the update), after
  * a pause, and once half is used, when it also grows the window if the peer fills it fast.
  */
-export function withLazyWindow<S extends WindowedStream>(stream: S): S {
+function withLazyWindow<S extends WindowedStream>(stream: S): S {
   const update = stream.sendWindowUpdate.bind(stream);
   stream.sendWindowUpdate = () => {
     if (stream.state === StreamState.Established && stream.recvWindowCapacity * 2 > stream.recvWindow) return;

@@ -6,6 +6,7 @@ import { LengthPrefixedDecoder, multiaddrConnectionPair } from '@libp2p/utils';
 import { describe, expect, it } from 'vitest';
 import { noiseCrypto } from '../../node-core/net/noise-cipher.ts';
 import { type FrameBytes, frameLength, quietNoise } from '../../node-core/net/noise-frames.ts';
+import { receiveBytes } from '../helpers/message-bytes.ts';
 
 /**
  * Noise connections whose frame lengths are read without an Error at the end of each chunk
@@ -105,20 +106,9 @@ describe('Noise frame lengths', () => {
       [out, inb],
       [inb, out],
     ] as const) {
-      const got: Uint8Array[] = [];
-      to.connection.addEventListener('message', (e) =>
-        got.push(Uint8Array.from((e as unknown as { data: { subarray(): Uint8Array } }).data.subarray())),
-      );
+      const arriving = receiveBytes(to.connection, expected.length, 5000);
       for (const m of sent) from.connection.send(m);
-      const deadline = Date.now() + 5000;
-      while (got.reduce((n, m) => n + m.length, 0) < expected.length && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 5));
-      const joined = new Uint8Array(got.reduce((n, m) => n + m.length, 0));
-      let at = 0;
-      for (const g of got) {
-        joined.set(g, at);
-        at += g.length;
-      }
+      const joined = await arriving;
       expect(joined).toEqual(expected);
     }
     await Promise.all([out.connection.close(), inb.connection.close()]);

@@ -3,7 +3,7 @@ import { yamux } from '@chainsafe/libp2p-yamux';
 import { multiaddrConnectionPair } from '@libp2p/utils';
 import { describe, expect, it } from 'vitest';
 import { lazyWindowYamux } from '../../node-core/net/yamux-window.ts';
-import { concatBytes } from '../../node-core/protocol/hex.ts';
+import { receiveBytes } from '../helpers/message-bytes.ts';
 
 /**
  * yamux streams that return window once half of it is used (net/yamux-window.ts): a real muxer pair
@@ -47,20 +47,6 @@ async function sendAll(stream: Stream, messages: Uint8Array[]): Promise<void> {
   for (const m of messages) if (!stream.send(m)) await stream.onDrain();
 }
 
-/** Collects a stream's bytes until `total` have come (or 10 s pass). */
-async function receive(stream: Stream, total: number): Promise<Uint8Array> {
-  const got: Uint8Array[] = [];
-  let n = 0;
-  stream.addEventListener('message', (e) => {
-    const bytes = Uint8Array.from((e as unknown as { data: { subarray(): Uint8Array } }).data.subarray());
-    got.push(bytes);
-    n += bytes.length;
-  });
-  const deadline = Date.now() + 10_000;
-  while (n < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  return concatBytes(...got);
-}
-
 function bytes(length: number, seed: number): Uint8Array {
   return Uint8Array.from({ length }, (_, i) => (i * 131 + seed) & 0xff);
 }
@@ -75,8 +61,8 @@ async function largerThanTheWindow(make: Yamux, other: Yamux): Promise<void> {
   const there = Uint8Array.from([1, ...big.flatMap((m) => [...m])]);
   const back = Uint8Array.from(big.flatMap((m) => [...m]));
   const [gotThere, gotBack] = await Promise.all([
-    receive(receiver, there.length),
-    receive(outbound, total),
+    receiveBytes(receiver, there.length),
+    receiveBytes(outbound, total),
     sendAll(outbound, big),
     sendAll(receiver, big),
   ]);
@@ -93,7 +79,7 @@ describe('yamux window updates', () => {
     const receiver = await inbound;
     const messages = Array.from({ length: 4096 }, (_, i) => bytes(1024, i));
     const expected = Uint8Array.from([7, ...messages.flatMap((m) => [...m])]);
-    const [got] = await Promise.all([receive(receiver, expected.length), sendAll(outbound, messages)]);
+    const [got] = await Promise.all([receiveBytes(receiver, expected.length), sendAll(outbound, messages)]);
     expect(got.length).toBe(expected.length);
     expect(got).toEqual(expected);
     // The library's own rule answers each of the 4,097 data frames: one update each. Half a window
