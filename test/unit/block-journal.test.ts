@@ -82,6 +82,38 @@ describe('journal frames', () => {
     expect(readJournal(journalDir).torn).toEqual({ file: 1, offset: second.offset });
   });
 
+  it("makes no fsync on the calling thread past the file's creation, and 1 MB of frames read back whole", async () => {
+    const { journalDir } = fresh();
+    const fs = (await import('node:fs')).default;
+    fs.mkdirSync(journalDir);
+    // journal-file.ts calls node:fs's named exports; syncBuiltinESMExports points them at the counter.
+    const { syncBuiltinESMExports } = await import('node:module');
+    const real = fs.fsyncSync;
+    let calls = 0;
+    fs.fsyncSync = (fd) => {
+      calls += 1;
+      real(fd);
+    };
+    syncBuiltinESMExports();
+    try {
+      const w = new JournalWriter(journalDir, 1);
+      const atCreation = calls;
+      expect(atCreation).toBeGreaterThan(0); // the file and its directory entry
+      // 1 MB of frames of 1 KB: four times the zeros written ahead at a time.
+      const payload = (i: number) => new Uint8Array(1016).fill(i & 0xff);
+      for (let i = 0; i < 1024; i++) w.append(payload(i));
+      await w.sync();
+      expect(calls).toBe(atCreation);
+      await w.close();
+      const frames = readJournal(journalDir).frames;
+      expect(frames).toHaveLength(1024);
+      frames.forEach((f, i) => expect(new Uint8Array(f.payload)).toEqual(payload(i)));
+    } finally {
+      fs.fsyncSync = real;
+      syncBuiltinESMExports();
+    }
+  });
+
   it('shares one sync among appends made while a sync runs', async () => {
     const { journalDir } = fresh();
     const { mkdirSync } = await import('node:fs');
