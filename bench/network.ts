@@ -66,7 +66,7 @@ function threadNames(pid: number, before: ReturnType<typeof threadCpu>, blocks: 
 }
 
 /** 16 clients' streams: each its accounts' chains (a claim, then sends), one after another. */
-function workload(networkId: string, t0: bigint): string[][] {
+export function workload(networkId: string, t0: bigint): string[][] {
   return Array.from({ length: CLIENTS }, (_, c) =>
     Array.from({ length: ACCOUNTS_PER_CLIENT }, () =>
       buildChain(fastKey(), PER_ACCOUNT, networkId, t0 + BigInt(c), DIFFICULTY),
@@ -83,7 +83,7 @@ function workload(networkId: string, t0: bigint): string[][] {
 const WARMUP = process.env.BENCH_NET_WARMUP !== '0';
 
 /** The last block of each account's chain in `streams` (final on a node: the whole chain is). */
-function chainEnds(streams: string[][]): string[] {
+export function chainEnds(streams: string[][]): string[] {
   return streams.flatMap((s) =>
     Array.from(
       { length: ACCOUNTS_PER_CLIENT },
@@ -168,7 +168,7 @@ function perfRecord(nodes: SpawnedNode[], round: number): (() => Promise<void>) 
     });
 }
 
-interface GossipRound {
+export interface GossipRound {
   /** Blocks final on all three per second, and submitted at the first per second. */
   rate: number;
   submittedRate: number;
@@ -183,7 +183,7 @@ interface GossipRound {
  * Done once the last block of every chain is final on all three (a chain's last block final on a
  * node means its whole chain is).
  */
-async function gossipRound(
+export async function gossipRound(
   log: (line: string) => void,
   agent: Agent,
   nodes: SpawnedNode[],
@@ -239,7 +239,14 @@ async function gossipRound(
   };
 }
 
-async function startThree(dir: string): Promise<SpawnedNode[]> {
+/**
+ * Three nodes sharing one genesis, the first dialled by the other two, in `dir`/a, b and c. `opts`
+ * (bench/gossip-ab.ts): another checkout's command, V8 flags or command-line options for all three.
+ */
+export async function startThree(
+  dir: string,
+  opts: { bin?: string; flags?: string[]; args?: string[] } = {},
+): Promise<SpawnedNode[]> {
   const window = process.env.BENCH_GOSSIP_WINDOW;
   const heavy = process.env.BENCH_GOSSIP_HEAVY_WINDOW;
   const common = [
@@ -248,17 +255,19 @@ async function startThree(dir: string): Promise<SpawnedNode[]> {
     ...(window === undefined ? [] : ['--gossip-window', window]),
     ...(heavy === undefined ? [] : ['--gossip-window-heavy', heavy]),
     ...EXTRA_ARGS,
+    ...(opts.args ?? []),
   ];
+  const spawnOpts = (name: string) => ({ env: profEnv(name), bin: opts.bin, flags: opts.flags });
   const a = await spawnNode(
     ['--data-dir', join(dir, 'a'), '--pow-difficulty', DIFFICULTY.toString(16), ...common],
-    { env: profEnv('a') },
+    spawnOpts('a'),
   );
   const addr = (await json<{ listen_addrs: string[] }>(`${a.url}/node`)).listen_addrs[0]!;
   const rest = await Promise.all(
     ['b', 'c'].map((n) =>
       spawnNode(
         ['--data-dir', join(dir, n), '--genesis-dir', join(dir, 'a', 'genesis'), '--dial', addr, ...common],
-        { env: profEnv(n) },
+        spawnOpts(n),
       ),
     ),
   );
@@ -309,7 +318,7 @@ function percentiles(ms: number[]): { p50: number; p99: number } {
  * everything final already, most of the gap between the last submission and "final on all three"
  * (allCounted below now sees that first). True when some pair was not final at the first look.
  */
-async function allFinal(agent: Agent, nodes: SpawnedNode[], hashes: string[]): Promise<boolean> {
+export async function allFinal(agent: Agent, nodes: SpawnedNode[], hashes: string[]): Promise<boolean> {
   let open = nodes.flatMap((node) => hashes.map((hash) => ({ node, hash })));
   let waited = false;
   while (open.length > 0) {

@@ -3,7 +3,8 @@
  * baseline measured in the same run. Benchmarks live apart from tests: nothing here asserts.
  * Usage: npm run bench [-- suite ...]   (suites: crypto, pow, node, network, transport, renderer, leasing, indexed, vm-access, chat, sync; certificate,
  * which takes minutes, soak (a 10-minute ingest, memory sampled), startup (start-up and memory alone,
- * also part of node), ab (two nodes' CPU per block compared phase by phase: ab.ts), reps (ingest
+ * also part of node), ab (two nodes' CPU per block compared phase by phase: ab.ts), gossip-ab (two
+ * networks of three nodes' gossip throughput compared phase by phase: gossip-ab.ts), reps (ingest
  * with many representatives against one: reps.ts) and elections (ingest with 40 % of the weight
  * offline, every block waiting for the fallback: elections.ts) and forks (thousands of conflicts open
  * at once: forks.ts) and idle (two idle peers of a large ledger: idle-sync.ts) run only when named)
@@ -28,6 +29,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   startup: () => import('./startup.ts'),
   soak: () => import('./soak.ts'),
   ab: () => import('./ab.ts'),
+  'gossip-ab': () => import('./gossip-ab.ts'),
   reps: () => import('./reps.ts'),
   elections: () => import('./elections.ts'),
   forks: () => import('./forks.ts'),
@@ -35,7 +37,17 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   idle: () => import('./idle-sync.ts'),
 };
 /** Suites left out of a run that names none. */
-const onlyWhenNamed = new Set(['certificate', 'startup', 'soak', 'ab', 'reps', 'elections', 'forks', 'idle']);
+const onlyWhenNamed = new Set([
+  'certificate',
+  'startup',
+  'soak',
+  'ab',
+  'gossip-ab',
+  'reps',
+  'elections',
+  'forks',
+  'idle',
+]);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = wanted.length > 0 ? wanted : Object.keys(suites).filter((n) => !onlyWhenNamed.has(n));
