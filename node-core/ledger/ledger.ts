@@ -917,7 +917,7 @@ export class Ledger extends LedgerReads {
     const result = await replayJournal(this, state.pending);
     await this.idle();
     await this.store.durable();
-    removeJournalFiles(dir, state.files);
+    await removeJournalFiles(dir, state.files);
     let error: string | undefined;
     try {
       if (enabled) this.journal = BlockJournal.create(dir, this.store, state.nextSeq, state.files);

@@ -1,4 +1,5 @@
-import { openSync, closeSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import fs, { openSync, closeSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -82,36 +83,69 @@ describe('journal frames', () => {
     expect(readJournal(journalDir).torn).toEqual({ file: 1, offset: second.offset });
   });
 
-  it("makes no fsync on the calling thread past the file's creation, and 1 MB of frames read back whole", async () => {
-    const { journalDir } = fresh();
-    const fs = (await import('node:fs')).default;
-    fs.mkdirSync(journalDir);
-    // journal-file.ts calls node:fs's named exports; syncBuiltinESMExports points them at the counter.
-    const { syncBuiltinESMExports } = await import('node:module');
-    const real = fs.fsyncSync;
-    let calls = 0;
-    fs.fsyncSync = (fd) => {
-      calls += 1;
-      real(fd);
-    };
+  /** Runs `body` with node:fs's `name` replaced (journal-file.ts calls its named exports). */
+  async function withFs<K extends 'fsyncSync' | 'fsync'>(
+    name: K,
+    replace: (real: (typeof fs)[K]) => (typeof fs)[K],
+    body: () => Promise<void>,
+  ): Promise<void> {
+    const real = fs[name];
+    fs[name] = replace(real);
     syncBuiltinESMExports();
     try {
+      await body();
+    } finally {
+      fs[name] = real;
+      syncBuiltinESMExports();
+    }
+  }
+
+  it('makes no fsync on the calling thread, and 1 MB of frames read back whole', async () => {
+    const { journalDir } = fresh();
+    fs.mkdirSync(journalDir);
+    let calls = 0;
+    const counted =
+      (real: typeof fs.fsyncSync): typeof fs.fsyncSync =>
+      (fd) => {
+        calls += 1;
+        real(fd);
+      };
+    await withFs('fsyncSync', counted, async () => {
       const w = new JournalWriter(journalDir, 1);
-      const atCreation = calls;
-      expect(atCreation).toBeGreaterThan(0); // the file and its directory entry
       // 1 MB of frames of 1 KB: four times the zeros written ahead at a time.
       const payload = (i: number) => new Uint8Array(1016).fill(i & 0xff);
       for (let i = 0; i < 1024; i++) w.append(payload(i));
       await w.sync();
-      expect(calls).toBe(atCreation);
+      expect(calls).toBe(0);
       await w.close();
       const frames = readJournal(journalDir).frames;
       expect(frames).toHaveLength(1024);
       frames.forEach((f, i) => expect(new Uint8Array(f.payload)).toEqual(payload(i)));
-    } finally {
-      fs.fsyncSync = real;
-      syncBuiltinESMExports();
-    }
+    });
+  });
+
+  it("resolves a new file's first sync only once its directory entry is durable", async () => {
+    const { journalDir } = fresh();
+    fs.mkdirSync(journalDir);
+    // The directory's fsync (the only fsync the writer asks for) is held until released.
+    let release: (() => void) | undefined;
+    const held = (real: typeof fs.fsync) =>
+      ((fd: number, cb: fs.NoParamCallback) => {
+        release = () => real(fd, cb);
+      }) as typeof fs.fsync;
+    await withFs('fsync', held, async () => {
+      const w = new JournalWriter(journalDir, 1);
+      w.append(encodeGroup(1, [block(1)]));
+      let synced = false;
+      const sync = w.sync().then(() => (synced = true));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(release).toBeDefined();
+      expect(synced).toBe(false);
+      release!();
+      await sync;
+      expect(synced).toBe(true);
+      await w.close();
+    });
   });
 
   it('shares one sync among appends made while a sync runs', async () => {
