@@ -20,8 +20,10 @@ import type { SpawnedNode } from './spawn-node.ts';
  * network bench's: blocks final on all three per second, and the CPU a block of the three nodes
  * (all their threads) and of this client.
  *
- * An A/A run (6 rounds, 2026-12-02) gave B / A rounds of 0.98-1.23, median 1.05, and a median of
- * −41 µs a block for B − A: at this many rounds a median within about 5 % (or 50 µs) is noise.
+ * Two A/A runs (2026-12-02): B / A medians 1.05 and 1.05 (rounds 0.98-1.23 in 6 rounds, 0.70-1.17
+ * in 12), B − A −41 and −72 µs a block (B cheaper in 5 of 6 and 9 of 12 rounds). The network started
+ * second comes out about 5 % ahead whatever it runs, so a setting is run as B and then as A: an
+ * effect shows as the two medians moving apart from the A/A one, and one within it is none.
  *
  * - `BENCH_AB_BIN`: network B's command (`bin/ledger-node.js` of another checkout, with its own
  *   `node_modules`); A is always this checkout's. Unset, B is this checkout too (an A/A run).
