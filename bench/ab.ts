@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { abHeadline, type Side, sideArgs, sideFlags, sortedList } from './ab-sides.ts';
 import { alternate, type AlternatePhase, prepareSides } from './alternate.ts';
 import { median } from './measure.ts';
 import { ingestArgs, ingestStreams } from './node.ts';
@@ -38,31 +39,18 @@ const ACCOUNTS_PER_CLIENT = 10;
 const WARMUP_PHASES = 2;
 const ROUNDS = Math.max(2, Number(process.env.BENCH_AB_ROUNDS ?? 10));
 
-const words = (v: string | undefined) => v?.split(' ').filter(Boolean);
-/** What a node runs with beyond this checkout's defaults, for the first line. */
-const withOf = (n: 'A' | 'B') =>
-  [process.env[`BENCH_AB_FLAGS_${n}`], process.env[`BENCH_AB_ARGS_${n}`], process.env[`BENCH_AB_STORE_${n}`]]
-    .filter(Boolean)
-    .map((v) => ` with ${v}`)
-    .join('');
 /** Node `n` as the ingest bench starts its node, with that node's own flags, options and store. */
-const startNode = (n: 'A' | 'B', dir: string, bin?: string) => {
+const startNode = (n: Side, dir: string, bin?: string) => {
   const dataDir = join(dir, n.toLowerCase());
   const store = process.env[`BENCH_AB_STORE_${n}`];
   if (store) cpSync(store, dataDir, { recursive: true });
-  return spawnNode([...ingestArgs(dataDir, false), ...(words(process.env[`BENCH_AB_ARGS_${n}`]) ?? [])], {
-    bin,
-    flags: words(process.env[`BENCH_AB_FLAGS_${n}`]),
-  });
+  return spawnNode([...ingestArgs(dataDir, false), ...sideArgs(n)], { bin, flags: sideFlags(n) });
 };
 
 export default async function benchAb(log: (line: string) => void): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-ab-'));
   const bin = process.env.BENCH_AB_BIN;
-  log(
-    `A: this checkout${withOf('A')}; B: ${bin ?? 'this checkout'}${withOf('B')}` +
-      `${bin || withOf('A') || withOf('B') ? '' : ' (an A/A run)'}`,
-  );
+  log(abHeadline(bin, (n) => process.env[`BENCH_AB_STORE_${n}`]));
   const nodes: SpawnedNode[] = [];
   try {
     nodes.push(await startNode('A', dir));
@@ -82,10 +70,8 @@ export default async function benchAb(log: (line: string) => void): Promise<Reco
     const diff = (f: (p: AlternatePhase) => number) => phases[0]!.map((a, r) => f(phases[1]![r]!) - f(a));
     const total = diff((p) => p.cpu.total);
     log(
-      `B − A, node CPU a block, each round (sorted): ${[...total]
-        .sort((x, y) => x - y)
-        .map((d) => d.toFixed(0))
-        .join(', ')} µs;` + ` B cheaper in ${total.filter((d) => d < 0).length} of ${ROUNDS}`,
+      `B − A, node CPU a block, each round (sorted): ${sortedList(total, 0)} µs;` +
+        ` B cheaper in ${total.filter((d) => d < 0).length} of ${ROUNDS}`,
     );
     const parts: [string, (p: AlternatePhase) => number][] = [
       ['all threads', (p) => p.cpu.total],

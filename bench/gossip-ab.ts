@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { abHeadline, type Side, sideArgs, sideFlags, sortedList } from './ab-sides.ts';
 import { driveIngest } from './ingest-client.ts';
 import { waitForStartupWork } from './ingest-run.ts';
 import { json, median, nowNs } from './measure.ts';
@@ -34,13 +35,6 @@ import type { SpawnedNode } from './spawn-node.ts';
 
 const ROUNDS = Math.max(2, Number(process.env.BENCH_AB_ROUNDS ?? 10));
 
-const words = (v: string | undefined) => v?.split(' ').filter(Boolean);
-const withOf = (n: 'A' | 'B') =>
-  [process.env[`BENCH_AB_FLAGS_${n}`], process.env[`BENCH_AB_ARGS_${n}`]]
-    .filter(Boolean)
-    .map((v) => ` with ${v}`)
-    .join('');
-
 interface Network {
   nodes: SpawnedNode[];
   networkId: string;
@@ -52,17 +46,14 @@ const nodesUs = (g: GossipRound) => g.cpu.reduce((s, c) => s + c.total, 0);
 export default async function benchGossipAb(log: (line: string) => void): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-gossip-ab-'));
   const bin = process.env.BENCH_AB_BIN;
-  log(
-    `A: this checkout${withOf('A')}; B: ${bin ?? 'this checkout'}${withOf('B')}` +
-      `${bin || withOf('A') || withOf('B') ? '' : ' (an A/A run)'}`,
-  );
+  log(abHeadline(bin));
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const started: SpawnedNode[] = [];
-  const start = async (n: 'A' | 'B', bin?: string): Promise<Network> => {
+  const start = async (n: Side, bin?: string): Promise<Network> => {
     const nodes = await startThree(join(dir, n.toLowerCase()), {
       bin,
-      flags: words(process.env[`BENCH_AB_FLAGS_${n}`]),
-      args: words(process.env[`BENCH_AB_ARGS_${n}`]),
+      flags: sideFlags(n),
+      args: sideArgs(n),
     });
     started.push(...nodes);
     await Promise.all(nodes.map((node) => waitForStartupWork(node.url)));
@@ -95,14 +86,9 @@ export default async function benchGossipAb(log: (line: string) => void): Promis
     }
     const ratios = out[0].map((a, r) => out[1][r]!.rate / a.rate);
     const diffs = out[0].map((a, r) => nodesUs(out[1][r]!) - nodesUs(a));
-    const sorted = (xs: number[], digits: number) =>
-      [...xs]
-        .sort((x, y) => x - y)
-        .map((x) => x.toFixed(digits))
-        .join(', ');
-    log(`B / A, blocks final on all 3 a second, each round (sorted): ${sorted(ratios, 2)}`);
+    log(`B / A, blocks final on all 3 a second, each round (sorted): ${sortedList(ratios, 2)}`);
     log(
-      `B − A, the three nodes' CPU a block, each round (sorted): ${sorted(diffs, 0)} µs;` +
+      `B − A, the three nodes' CPU a block, each round (sorted): ${sortedList(diffs, 0)} µs;` +
         ` B cheaper in ${diffs.filter((d) => d < 0).length} of ${ROUNDS}`,
     );
     const perNode = (side: GossipRound[], k: number) => median(side.map((g) => g.cpu[k]!.total)).toFixed(0);
