@@ -91,7 +91,7 @@ function syncDir(dir: string): Promise<void> {
   return new Promise((resolve, reject) =>
     open(dir, 'r', (err, fd) => {
       if (err) return reject(err);
-      fsync(fd, (synced) => close(fd, () => (synced ? reject(synced) : resolve())));
+      fsync(fd, (failed) => close(fd, () => (failed ? reject(failed) : resolve())));
     }),
   );
 }
