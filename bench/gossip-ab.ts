@@ -49,9 +49,9 @@ export default async function benchGossipAb(log: (line: string) => void): Promis
   log(abHeadline(bin));
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const started: SpawnedNode[] = [];
-  const start = async (n: Side, bin?: string): Promise<Network> => {
+  const start = async (n: Side, command?: string): Promise<Network> => {
     const nodes = await startThree(join(dir, n.toLowerCase()), {
-      bin,
+      bin: command,
       flags: sideFlags(n),
       args: sideArgs(n),
     });
@@ -91,15 +91,7 @@ export default async function benchGossipAb(log: (line: string) => void): Promis
       `B − A, the three nodes' CPU a block, each round (sorted): ${sortedList(diffs, 0)} µs;` +
         ` B cheaper in ${diffs.filter((d) => d < 0).length} of ${ROUNDS}`,
     );
-    const perNode = (side: GossipRound[], k: number) => median(side.map((g) => g.cpu[k]!.total)).toFixed(0);
-    log(
-      `medians: rate A ${(median(out[0].map((g) => g.rate)) / 1000).toFixed(2)}, B ${(median(out[1].map((g) => g.rate)) / 1000).toFixed(2)} k/s;` +
-        ` B / A ${median(ratios).toFixed(3)}; µs a block A ${median(out[0].map(nodesUs)).toFixed(0)}` +
-        ` (${[0, 1, 2].map((k) => perNode(out[0], k)).join(' + ')}),` +
-        ` B ${median(out[1].map(nodesUs)).toFixed(0)} (${[0, 1, 2].map((k) => perNode(out[1], k)).join(' + ')});` +
-        ` B − A ${median(diffs).toFixed(0)}`,
-    );
-    return {
+    const figures = {
       a_final_blocks_per_s: median(out[0].map((g) => g.rate)),
       b_final_blocks_per_s: median(out[1].map((g) => g.rate)),
       b_over_a_rate: median(ratios),
@@ -109,6 +101,16 @@ export default async function benchGossipAb(log: (line: string) => void): Promis
       b_cheaper_rounds: diffs.filter((d) => d < 0).length,
       rounds: ROUNDS,
     };
+    // Each node's median too: where a difference sits (the submitting node, or the receivers).
+    const byNode = (side: GossipRound[]) =>
+      [0, 1, 2].map((k) => median(side.map((g) => g.cpu[k]!.total)).toFixed(0)).join(' + ');
+    log(
+      `medians: rate A ${(figures.a_final_blocks_per_s / 1000).toFixed(2)}, B ${(figures.b_final_blocks_per_s / 1000).toFixed(2)} k/s;` +
+        ` B / A ${figures.b_over_a_rate.toFixed(3)}; µs a block A ${figures.a_nodes_cpu_us_per_block.toFixed(0)}` +
+        ` (${byNode(out[0])}), B ${figures.b_nodes_cpu_us_per_block.toFixed(0)} (${byNode(out[1])});` +
+        ` B − A ${figures.median_b_minus_a_us.toFixed(0)}`,
+    );
+    return figures;
   } finally {
     agent.destroy();
     await Promise.all(started.map((n) => n.stop()));
