@@ -24,10 +24,8 @@ export function abHeadline(
       .filter(Boolean)
       .map((v) => ` with ${v}`)
       .join('');
-  return (
-    `A: this checkout${withOf('A')}; B: ${bin ?? 'this checkout'}${withOf('B')}` +
-    `${bin || withOf('A') || withOf('B') ? '' : ' (an A/A run)'}`
-  );
+  const [a, b] = [withOf('A'), withOf('B')];
+  return `A: this checkout${a}; B: ${bin ?? 'this checkout'}${b}${bin || a || b ? '' : ' (an A/A run)'}`;
 }
 
 /** Each round's values, sorted, for a line of the log. */

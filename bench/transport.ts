@@ -6,9 +6,10 @@ import { median, ratio } from './measure.ts';
 /**
  * The peer-to-peer transport alone: one stream between two libp2p hosts over loopback TCP, carrying
  * messages of a size, with the node's Noise and yamux as it runs them (net/connection-stack.ts)
- * against the libraries as they come, and the node's Noise with the library's yamux between. The figure is the CPU of both hosts a message, each measurement in a process of
- * its own (transport-run.ts), the median of rounds whose order rotates so that drift and position
- * fall on every set-up alike.
+ * against the libraries as they come, and the node's Noise with the library's yamux between. The
+ * figure is the CPU of both hosts a message, each measurement in a process of its own
+ * (transport-run.ts), the median of rounds whose order rotates so that drift and position fall on
+ * every set-up alike.
  */
 
 const SETUPS = [

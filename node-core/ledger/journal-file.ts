@@ -130,11 +130,10 @@ export class JournalWriter {
       throw e;
     }
     // A failure stays: every sync rejects with it (no frame of this file can be made durable).
-    const created = syncDir(dir).then(() => {
-      if (this.created === created) this.created = undefined;
+    this.created = syncDir(dir).then(() => {
+      this.created = undefined;
     });
-    created.catch(() => {}); // reported by the syncs that wait for it
-    this.created = created;
+    this.created.catch(() => {}); // reported by the syncs that wait for it
   }
 
   /** Bytes of frames appended. */

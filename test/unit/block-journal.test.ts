@@ -55,8 +55,7 @@ describe('journal frames', () => {
 
   it('stops at a torn frame and at a corrupt one, keeping the frames before', async () => {
     const { journalDir } = fresh();
-    const { mkdirSync } = await import('node:fs');
-    mkdirSync(journalDir);
+    fs.mkdirSync(journalDir);
     const w = new JournalWriter(journalDir, 1);
     for (let i = 1; i <= 3; i++) w.append(encodeGroup(i, [block(i)]));
     await w.close();
@@ -150,8 +149,7 @@ describe('journal frames', () => {
 
   it('shares one sync among appends made while a sync runs', async () => {
     const { journalDir } = fresh();
-    const { mkdirSync } = await import('node:fs');
-    mkdirSync(journalDir);
+    fs.mkdirSync(journalDir);
     const w = new JournalWriter(journalDir, 1);
     w.append(encodeGroup(1, [block(1)]));
     const first = w.sync();
