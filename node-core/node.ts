@@ -526,7 +526,12 @@ export class LedgerNode {
       this.leaseTiming = leaseTimingFromGenesis(this.ledger.getBlock(this.genesisHash)?.block);
       this.verifyPool.start();
       // Groups a crash left in the write-ahead journal but not in LMDB are replayed first (issue #18).
-      const replay = await this.ledger.openJournal(join(this.dataDir, 'journal'), journalOn);
+      const replay = await this.ledger.openJournal(join(this.dataDir, 'journal'), journalOn, (err) =>
+        this.log?.error(
+          { err },
+          'the write-ahead journal failed: blocks are answered once LMDB has flushed them, until a restart',
+        ),
+      );
       if (replay.groups > 0 || replay.torn || replay.error)
         this.log?.info({ journal: replay }, 'journal replayed');
       this.consensus = new Consensus({

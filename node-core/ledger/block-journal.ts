@@ -226,6 +226,15 @@ export async function replayJournal(target: ReplayTarget, groups: JournalGroup[]
   return out;
 }
 
+export interface JournalOptions {
+  /** Files a start replayed and removed: their numbers are not used again. */
+  replayed?: number[];
+  /** A file is closed and a new one started past this many bytes (default 16 MiB). */
+  rotateBytes?: number;
+  /** Told once, when a write or sync first fails (the node logs it). */
+  onFailure?: (e: Error) => void;
+}
+
 /** Appends journaled groups; one per node, used by the ledger's group commit. */
 export class BlockJournal {
   private readonly dir: string;
@@ -238,43 +247,58 @@ export class BlockJournal {
   private retiring: { index: number; beforeSeq: number; closed: Promise<void> }[] = [];
 
   private readonly rotateBytes: number;
+  /**
+   * A write or sync that failed: a file cannot be trusted past a failure (journal-file.ts), so the
+   * journal takes no more groups and the ledger answers them after LMDB's flush, as without one.
+   */
+  private failure: Error | undefined;
 
-  private constructor(dir: string, store: Store, nextSeq: number, index: number, rotateBytes: number) {
+  private readonly onFailure: ((e: Error) => void) | undefined;
+
+  private constructor(dir: string, store: Store, nextSeq: number, index: number, opts: JournalOptions) {
     this.dir = dir;
     this.store = store;
     this.seq = nextSeq;
-    this.rotateBytes = rotateBytes;
-    this.writer = new JournalWriter(dir, index);
+    this.rotateBytes = opts.rotateBytes ?? ROTATE_BYTES;
+    this.onFailure = opts.onFailure;
+    this.writer = new JournalWriter(dir, index, this.fail);
   }
 
+  /** The first failure of any of its files' writes or syncs: the journal takes no more groups. */
+  private readonly fail = (e: Error): void => {
+    if (this.failure !== undefined) return;
+    this.failure = e;
+    this.onFailure?.(e);
+  };
+
   /**
-   * A new journal file numbered after any there and after `replayed` (the files a start replayed and
-   * removed): a name is never used twice.
+   * A new journal file numbered after any there and after `opts.replayed` (the files a start replayed
+   * and removed): a name is never used twice.
    */
-  static create(
-    dir: string,
-    store: Store,
-    nextSeq: number,
-    replayed: number[] = [],
-    rotateBytes = ROTATE_BYTES,
-  ): BlockJournal {
+  static create(dir: string, store: Store, nextSeq: number, opts: JournalOptions = {}): BlockJournal {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const last = Math.max(0, ...journalFiles(dir), ...replayed);
-    return new BlockJournal(dir, store, nextSeq, last + 1, rotateBytes);
+    const last = Math.max(0, ...journalFiles(dir), ...(opts.replayed ?? []));
+    return new BlockJournal(dir, store, nextSeq, last + 1, opts);
   }
 
   /**
-   * Inside the group's LMDB transaction: records the group's number in LMDB and appends its frame.
-   * Throws (aborting the transaction) if the append fails.
+   * Inside the group's LMDB transaction: records the group's number in LMDB and queues its frame
+   * (written and synced in the pool). Throws (aborting the transaction) if the journal has failed.
    */
   append(entries: JournalEntry[]): Journaled {
+    if (this.failure) throw this.failure;
     if (this.writer.size > this.rotateBytes) this.rotate();
     const seq = this.seq;
     this.writer.append(encodeGroup(seq, entries));
     this.seq += 1;
     this.store.meta.putSync(JOURNAL_SEQ_KEY, String(seq));
     const synced = this.writer.sync();
-    const durable = this.earlier === undefined ? synced : Promise.all([synced, this.earlier]).then(() => {});
+    let durable = synced;
+    if (this.earlier !== undefined) {
+      durable = Promise.all([synced, this.earlier]).then(() => {});
+      // Awaited once LMDB committed the group: a failure before then is not unhandled (as the writer's).
+      durable.catch(() => {});
+    }
     return {
       durable,
       committed: () => this.committedUpTo(seq),
@@ -288,18 +312,25 @@ export class BlockJournal {
     };
   }
 
+  /** A write or sync of the journal failed: it takes no more groups (see `failure`). */
+  get failed(): Error | undefined {
+    return this.failure;
+  }
+
   private rotate(): void {
     const old = this.writer;
-    this.writer = new JournalWriter(this.dir, old.index + 1);
+    this.writer = new JournalWriter(this.dir, old.index + 1, this.fail);
     const closed = old.close();
     const earlier = closed.then(
       () => {
         if (this.earlier === earlier) this.earlier = undefined;
       },
-      (e: unknown) => {
+      (e: Error) => {
+        this.fail(e);
         throw e;
       },
     );
+    earlier.catch(() => {}); // seen by the groups that wait for it, if any come
     this.earlier = earlier;
     this.retiring.push({ index: old.index, beforeSeq: this.seq, closed });
   }

@@ -89,7 +89,9 @@ export class GroupCommit<Op extends GroupOp> {
         try {
           if (journaled !== undefined) {
             journaled.committed();
-            await journaled.durable;
+            // A journal that failed (a full disk, an I/O error) takes no more groups; those it held
+            // are made durable by LMDB's flush instead, and answered as any other.
+            await journaled.durable.catch(() => this.store.durable());
           } else await this.store.durable();
           this.hooks.committed();
         } catch (err) {

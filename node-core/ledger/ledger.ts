@@ -912,6 +912,7 @@ export class Ledger extends LedgerReads {
   async openJournal(
     dir: string,
     enabled: boolean,
+    onFailure?: (e: Error) => void,
   ): Promise<ReplayResult & { torn?: unknown; error?: string }> {
     const state = readJournalState(dir, this.store);
     const result = await replayJournal(this, state.pending);
@@ -920,7 +921,11 @@ export class Ledger extends LedgerReads {
     await removeJournalFiles(dir, state.files);
     let error: string | undefined;
     try {
-      if (enabled) this.journal = BlockJournal.create(dir, this.store, state.nextSeq, state.files);
+      if (enabled)
+        this.journal = BlockJournal.create(dir, this.store, state.nextSeq, {
+          replayed: state.files,
+          onFailure,
+        });
     } catch (e) {
       // No room for a journal file (a full disk): groups wait for LMDB's flush, as without one.
       error = (e as Error).message;
@@ -932,12 +937,18 @@ export class Ledger extends LedgerReads {
   async closeJournal(): Promise<void> {
     const j = this.journal;
     this.journal = undefined;
-    await j?.close();
+    if (j?.failed) {
+      // Its groups were answered after LMDB's flush since the failure (reported when it happened),
+      // which must not keep the store from closing.
+      await j.close().catch(() => {});
+    } else await j?.close();
   }
 
   /** A group's journal entries, or undefined when it must wait for LMDB's flush instead. */
   private journalGroup(ops: WriteOp[], outcomes: Outcome[]): Journaled | undefined {
-    if (this.journal === undefined || this.resolvedWinners.length > 0) return undefined;
+    // A journal whose write or sync failed takes no more groups: they wait for LMDB's flush.
+    if (this.journal === undefined || this.journal.failed || this.resolvedWinners.length > 0)
+      return undefined;
     const entries: JournalEntry[] = [];
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i]!;

@@ -42,6 +42,21 @@ const block = (n: number): JournalEntry => ({
   finalized: n % 2 === 0,
 });
 
+/** Runs `body` with node:fs's `name` replaced (journal-file.ts calls its named exports). */
+async function withFs<
+  K extends 'fsyncSync' | 'fsync' | 'writeSync' | 'fdatasyncSync' | 'writev' | 'fdatasync',
+>(name: K, replace: (real: (typeof fs)[K]) => (typeof fs)[K], body: () => Promise<void>): Promise<void> {
+  const real = fs[name];
+  fs[name] = replace(real);
+  syncBuiltinESMExports();
+  try {
+    await body();
+  } finally {
+    fs[name] = real;
+    syncBuiltinESMExports();
+  }
+}
+
 describe('journal frames', () => {
   it('round-trips groups of blocks, finalizations and commit-locks', () => {
     const entries: JournalEntry[] = [
@@ -82,45 +97,72 @@ describe('journal frames', () => {
     expect(readJournal(journalDir).torn).toEqual({ file: 1, offset: second.offset });
   });
 
-  /** Runs `body` with node:fs's `name` replaced (journal-file.ts calls its named exports). */
-  async function withFs<K extends 'fsyncSync' | 'fsync'>(
-    name: K,
-    replace: (real: (typeof fs)[K]) => (typeof fs)[K],
-    body: () => Promise<void>,
-  ): Promise<void> {
-    const real = fs[name];
-    fs[name] = replace(real);
-    syncBuiltinESMExports();
-    try {
-      await body();
-    } finally {
-      fs[name] = real;
-      syncBuiltinESMExports();
-    }
-  }
-
-  it('makes no fsync on the calling thread, and 1 MB of frames read back whole', async () => {
+  it('writes and syncs nothing on the calling thread, and 1 MB of frames read back whole', async () => {
     const { journalDir } = fresh();
     fs.mkdirSync(journalDir);
-    let calls = 0;
+    const calls: string[] = [];
     const counted =
-      (real: typeof fs.fsyncSync): typeof fs.fsyncSync =>
-      (fd) => {
-        calls += 1;
-        real(fd);
-      };
-    await withFs('fsyncSync', counted, async () => {
+      <K extends 'fsyncSync' | 'writeSync' | 'fdatasyncSync'>(name: K) =>
+      (real: (typeof fs)[K]): (typeof fs)[K] =>
+        ((...args: unknown[]) => {
+          calls.push(name);
+          return (real as (...a: unknown[]) => unknown)(...args);
+        }) as (typeof fs)[K];
+    await withFs('fsyncSync', counted('fsyncSync'), () =>
+      withFs('fdatasyncSync', counted('fdatasyncSync'), () =>
+        withFs('writeSync', counted('writeSync'), async () => {
+          const w = new JournalWriter(journalDir, 1);
+          // 1 MB of frames of 1 KB: four times the zeros written ahead at a time.
+          const payload = (i: number) => new Uint8Array(1016).fill(i & 0xff);
+          for (let i = 0; i < 1024; i++) {
+            w.append(payload(i));
+            // Every 100th frame a sync, as groups come: later frames queue while one runs.
+            if (i % 100 === 0) void w.sync();
+          }
+          await w.sync();
+          expect(calls).toEqual([]);
+          await w.close();
+          const frames = readJournal(journalDir).frames;
+          expect(frames).toHaveLength(1024);
+          frames.forEach((f, i) => expect(new Uint8Array(f.payload)).toEqual(payload(i)));
+          // The zeros ahead: the file ends past its last frame.
+          const last = frames.at(-1)!;
+          expect(fs.statSync(journalFileName(journalDir, 1)).size).toBeGreaterThan(last.offset + 8 + 1016);
+        }),
+      ),
+    );
+  });
+
+  it('a failed write stays: its sync and every later one reject, appends throw, frames before it read back', async () => {
+    const { journalDir } = fresh();
+    fs.mkdirSync(journalDir);
+    let failing = false;
+    const full = (real: typeof fs.writev) =>
+      ((fd: number, buffers: NodeJS.ArrayBufferView[], position: number, cb: never) => {
+        if (!failing) return real(fd, buffers, position, cb);
+        const err = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        setImmediate(() => (cb as (e: Error) => void)(err));
+      }) as typeof fs.writev;
+    await withFs('writev', full, async () => {
       const w = new JournalWriter(journalDir, 1);
-      // 1 MB of frames of 1 KB: four times the zeros written ahead at a time.
-      const payload = (i: number) => new Uint8Array(1016).fill(i & 0xff);
-      for (let i = 0; i < 1024; i++) w.append(payload(i));
+      w.append(encodeGroup(1, [block(1)]));
       await w.sync();
-      expect(calls).toBe(0);
-      await w.close();
-      const frames = readJournal(journalDir).frames;
-      expect(frames).toHaveLength(1024);
-      frames.forEach((f, i) => expect(new Uint8Array(f.payload)).toEqual(payload(i)));
+      failing = true;
+      w.append(encodeGroup(2, [block(2)]));
+      const second = w.sync();
+      w.append(encodeGroup(3, [block(3)]));
+      const third = w.sync(); // queued behind the failing one: it never writes
+      await expect(second).rejects.toThrow('ENOSPC');
+      await expect(third).rejects.toThrow('ENOSPC');
+      failing = false;
+      expect(w.failed?.message).toMatch('ENOSPC');
+      expect(() => w.append(encodeGroup(4, [block(4)]))).toThrow('ENOSPC');
+      await expect(w.sync()).rejects.toThrow('ENOSPC');
+      await expect(w.close()).rejects.toThrow('ENOSPC');
     });
+    const read = readJournal(journalDir);
+    expect(read.frames.map((f) => (decodeFrame(f.payload) as { seq: number }).seq)).toEqual([1]);
+    expect(read.torn).toBeUndefined();
   });
 
   it("resolves a new file's first sync only once its directory entry is durable", async () => {
@@ -202,9 +244,33 @@ describe('BlockJournal against LMDB', () => {
     expect(readJournalState(journalDir, store).pending).toEqual([]);
   });
 
+  it('takes no more groups once a sync failed: the group waiting rejects, the owner is told once, the next cannot append', async () => {
+    const { journalDir, store } = fresh();
+    const told: string[] = [];
+    const j = BlockJournal.create(journalDir, store, 1, { onFailure: (e) => told.push(e.message) });
+    await group(store, j, [block(1)]);
+    expect(j.failed).toBeUndefined();
+    // The fdatasync fails at once, before LMDB has committed the group that waits for it.
+    const eio = (() => (_fd: number, cb: (e: Error) => void) => {
+      setImmediate(() => cb(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })));
+    }) as unknown as (real: typeof fs.fdatasync) => typeof fs.fdatasync;
+    await withFs('fdatasync', eio, async () => {
+      await expect(group(store, j, [block(2)])).rejects.toThrow('EIO');
+    });
+    expect(j.failed?.message).toMatch('EIO');
+    expect(told).toEqual(['EIO: i/o error, fdatasync']);
+    // The ledger asks `failed` first (it then waits for LMDB's flush); an append anyway throws
+    // before it writes anything.
+    expect(() => j.append([block(3)])).toThrow('EIO');
+    expect(store.meta.get(JOURNAL_SEQ_KEY)).toBe('2');
+    await expect(j.close()).rejects.toThrow('EIO');
+    // The group synced before the failure reads back (the failed one was written, never durable).
+    expect(decodeFrame(readJournal(journalDir).frames[0]!.payload)).toMatchObject({ seq: 1 });
+  });
+
   it('starts a new file past its size and removes the old one once LMDB has flushed past it', async () => {
     const { journalDir, store } = fresh();
-    const j = BlockJournal.create(journalDir, store, 1, [], 1000);
+    const j = BlockJournal.create(journalDir, store, 1, { rotateBytes: 1000 });
     for (let i = 1; i <= 30; i++) await group(store, j, [block(i)]);
     await store.root.flushed;
     await new Promise((r) => setTimeout(r, 50)); // removal runs after the flush it waits for
