@@ -7,7 +7,8 @@
  * networks of three nodes' gossip throughput compared phase by phase: gossip-ab.ts), reps (ingest
  * with many representatives against one: reps.ts) and elections (ingest with 40 % of the weight
  * offline, every block waiting for the fallback: elections.ts) and forks (thousands of conflicts open
- * at once: forks.ts) and idle (two idle peers of a large ledger: idle-sync.ts) run only when named)
+ * at once: forks.ts), idle (two idle peers of a large ledger: idle-sync.ts) and journal (what the
+ * write-ahead journal's syncs cost the node's thread: journal.ts) run only when named)
  */
 import { availableParallelism, cpus } from 'node:os';
 
@@ -35,6 +36,7 @@ const suites: Record<string, () => Promise<{ default: Suite }>> = {
   forks: () => import('./forks.ts'),
   indexed: () => import('./indexed-reads.ts'),
   idle: () => import('./idle-sync.ts'),
+  journal: () => import('./journal.ts'),
 };
 /** Suites left out of a run that names none. */
 const onlyWhenNamed = new Set([
@@ -47,6 +49,7 @@ const onlyWhenNamed = new Set([
   'elections',
   'forks',
   'idle',
+  'journal',
 ]);
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

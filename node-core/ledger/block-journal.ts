@@ -261,7 +261,7 @@ export class BlockJournal {
     this.seq = nextSeq;
     this.rotateBytes = opts.rotateBytes ?? ROTATE_BYTES;
     this.onFailure = opts.onFailure;
-    this.writer = new JournalWriter(dir, index, this.fail);
+    this.writer = new JournalWriter(dir, index, { onFailure: this.fail });
   }
 
   /** The first failure of any of its files' writes or syncs: the journal takes no more groups. */
@@ -319,7 +319,7 @@ export class BlockJournal {
 
   private rotate(): void {
     const old = this.writer;
-    this.writer = new JournalWriter(this.dir, old.index + 1, this.fail);
+    this.writer = new JournalWriter(this.dir, old.index + 1, { onFailure: this.fail });
     const closed = old.close();
     const earlier = closed.then(
       () => {

@@ -1,6 +1,7 @@
 import {
   close,
   closeSync,
+  constants,
   fdatasync,
   fsync,
   open,
@@ -19,9 +20,9 @@ import { crc32 } from 'node:zlib';
  * directory. A crash mid-append leaves a torn last frame: its length runs past the written bytes or
  * its checksum fails, and reading stops there (it was never synced, so never acknowledged).
  *
- * Files are preallocated with zeros a chunk at a time (a zero length ends a file's frames): an
- * fdatasync then writes the appended pages only, not the file's size and extents as well, except the
- * first one after each chunk (see JournalWriter.runSync).
+ * Files are preallocated with zeros a chunk at a time (a zero length ends a file's frames): a sync
+ * then writes the appended pages only, not the file's size and extents as well, except the first
+ * one after each chunk (see JournalWriter.runSync).
  */
 
 const HEADER = 8;
@@ -97,7 +98,17 @@ function syncDir(dir: string): Promise<void> {
 }
 
 /** Zeros written ahead of the frames (read only; shared by every writer). */
-const ZEROS = new Uint8Array(CHUNK);
+const ZEROS = new Uint8Array(CHUNK + HEADER);
+
+/**
+ * Where the platform has it (Linux, macOS), journal files are opened O_DSYNC: a write returns once
+ * its bytes (and the size and extents that reach them) are durable, so a sync is ONE call in the
+ * pool. A separate fdatasync is a second hand-off to the pool and back a sync, and each costs the
+ * node's thread CPU: in the network bench here (2026-12-03) submitting the writev and the fdatasync
+ * took 1.3 and 1.4 % of the submitting node's thread; `npm run bench -- journal`: 50.6 against
+ * 62.2 µs of the calling thread's CPU a sync. Elsewhere (Windows) an fdatasync follows each write.
+ */
+const DSYNC = constants.O_DSYNC ?? 0;
 
 /** A pending sync: every frame queued before it was asked for is durable when it resolves. */
 interface Waiter {
@@ -126,18 +137,25 @@ function handled(p: Promise<void>): Promise<void> {
   return p;
 }
 
+export interface JournalWriterOptions {
+  /** Told once, when a write or sync first fails. */
+  onFailure?: (e: Error) => void;
+  /** Open the file O_DSYNC where the platform can (default true); false: an fdatasync after each write (the bench's baseline). */
+  dsync?: boolean;
+}
+
 /**
  * Appends frames to one journal file and syncs them in groups. `append` only queues a frame in
- * memory; a sync writes every queued frame with one writev, then fdatasyncs, both in the pool, so the
- * node's thread (the desktop app's window's too) makes no file system call per group. Measured at
- * ingest here (2026-12-03): the writeSync a group made held that thread 11 µs (median) to 4.1 ms,
- * and without it the node's CPU a block was 8.7 and 11.2 µs lower (`npm run bench -- ab`, two
- * runs, medians of the rounds' differences; a third, disturbed, −8.1).
+ * memory; a sync writes every queued frame with one writev in the pool (durable when it returns: see
+ * DSYNC), so the node's thread (the desktop app's window's too) makes no file system call of its
+ * own. Until 2026-12-03 each group's frame was written with writeSync on that thread, which held it
+ * 11 µs (median) to 4.1 ms at ingest here; a sync of 10 frames now takes that thread 50.6 µs of CPU
+ * against 83 then (`npm run bench -- journal` and the same loop on the old writer).
  *
- * `sync()` resolves once a write and fdatasync that began after every append made before the call
- * have completed; while one runs, every later call shares the next one (group commit of the syncs
- * themselves). A frame not yet synced was never acknowledged, so losing the queue in a crash loses
- * nothing acknowledged.
+ * `sync()` resolves once a write (and its fdatasync, without O_DSYNC) that began after every append
+ * made before the call has completed; while one runs, every later call shares the next one (group
+ * commit of the syncs themselves). A frame not yet written was never acknowledged, so losing the
+ * queue in a crash loses nothing acknowledged.
  *
  * A failed write or sync (a full disk, an I/O error) stays: the writer is `failed`, every sync
  * rejects with it and `append` throws it. After a failed fdatasync the kernel may have dropped the
@@ -167,14 +185,18 @@ export class JournalWriter {
    */
   private created: Promise<void> | undefined;
 
-  /** Told once, when a write or sync first fails. */
   private readonly onFailure: ((e: Error) => void) | undefined;
+  /** Opened O_DSYNC: a write is durable when it returns (else an fdatasync follows it). */
+  private readonly dsync: boolean;
 
-  constructor(dir: string, index: number, onFailure?: (e: Error) => void) {
+  constructor(dir: string, index: number, opts: JournalWriterOptions = {}) {
     this.dir = dir;
     this.index = index;
-    this.onFailure = onFailure;
-    this.fd = openSync(journalFileName(dir, index), 'wx', 0o600);
+    this.onFailure = opts.onFailure;
+    this.dsync = (opts.dsync ?? true) && DSYNC !== 0;
+    const { O_WRONLY, O_CREAT, O_EXCL } = constants;
+    const flags = O_WRONLY | O_CREAT | O_EXCL | (this.dsync ? DSYNC : 0);
+    this.fd = openSync(journalFileName(dir, index), flags, 0o600);
     this.created = syncDir(dir).then(() => {
       this.created = undefined;
     });
@@ -206,6 +228,8 @@ export class JournalWriter {
   /** Resolves once every frame appended before the call is durable. */
   sync(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
+    // Nothing queued, nothing running: every frame went in a write that completed, durable.
+    if (this.syncing === undefined && this.queued.length === 0 && this.written > 0) return Promise.resolve();
     if (this.syncing === undefined) {
       this.syncing = handled(this.runSync());
       return this.syncing;
@@ -215,20 +239,18 @@ export class JournalWriter {
   }
 
   private runSync(): Promise<void> {
-    const frames = this.queued;
+    const buffers = this.queued;
     const at = this.written;
     this.queued = [];
-    this.written = this.end;
-    // A zero length word after the frames must be durable with them: zeros past the end, a chunk
-    // at a time. The file's new size and extents reach the disk with this fdatasync, which writes
-    // them before it returns (they are needed to read the frames back).
-    let zeros: { at: number; length: number } | undefined;
+    // A zero length word after the frames must be durable with them: zeros from the end, a chunk at
+    // a time, in the same write (rewriting zeros already there is harmless). The file's new size and
+    // extents are made durable with the write, as they are needed to read the frames back.
     if (this.end + HEADER > this.allocated) {
-      const from = Math.max(this.allocated, this.end);
       const target = Math.max(this.allocated + CHUNK, this.end + HEADER);
-      zeros = { at: from, length: target - from };
+      buffers.push(ZEROS.subarray(0, target - this.end));
       this.allocated = target;
     }
+    this.written = this.end;
     return new Promise<void>((resolve, reject) => {
       const done = (err: Error | null) => {
         if (err && this.failure === undefined) {
@@ -247,12 +269,10 @@ export class JournalWriter {
           this.syncing.then(waiting.resolve, waiting.reject);
         }
       };
-      const datasync = () => fdatasync(this.fd, done);
-      const pad = () =>
-        zeros ? writeAll(this.fd, [ZEROS.subarray(0, zeros.length)], zeros.at, datasync, done) : datasync();
-      const write = () => (frames.length > 0 ? writeAll(this.fd, frames, at, pad, done) : pad());
-      if (this.created === undefined) write();
-      else this.created.then(write, done);
+      const synced = () => (this.dsync ? done(null) : fdatasync(this.fd, done));
+      const write = () => (buffers.length > 0 ? writeAll(this.fd, buffers, at, synced, done) : synced());
+      if (this.created === undefined && buffers.length > 0) write();
+      else (this.created ?? Promise.resolve()).then(write, done);
     });
   }
 

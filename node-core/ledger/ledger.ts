@@ -404,7 +404,7 @@ export class Ledger extends LedgerReads {
       try {
         if (!block.hash) throw new LedgerError('hash_missing', 'hash is required');
         const hashed = this.checkStateless(block, opts);
-        const stored = this.readBlock(block.hash);
+        const stored = this.readBlock(hashed.hash);
         if (stored !== undefined) {
           checks.push(
             this.resubmitted(block, stored, hashed).then(
@@ -538,7 +538,7 @@ export class Ledger extends LedgerReads {
       ({ hashed, keyUsed } = done);
     } else {
       hashed = done?.hashed ?? this.checkStateless(block, opts);
-      const stored = this.readBlock(block.hash);
+      const stored = this.readBlock(hashed.hash);
       if (stored !== undefined) return this.resubmitted(block, stored, hashed);
       keyUsed = await this.checkSignature(block, hashed.hash);
     }
@@ -614,7 +614,7 @@ export class Ledger extends LedgerReads {
   ): SubmitResult {
     const s = this.store;
     // Stored meanwhile (this copy's credentials were verified before it was queued).
-    const dup = this.readBlock(block.hash);
+    const dup = this.readBlock(hashed.hash);
     if (dup !== undefined) return { status: 'duplicate', block: dup.block, height: dup.height };
 
     const opening = block.previous === ZERO_HASH;

@@ -72,8 +72,9 @@ export class LedgerReads {
     return decodeBlockRecord(this.store.blocks.getBinaryFast(seq)!) as BlockRecord & { block: SignedBlock };
   }
 
-  protected readBlock(hash: string): (BlockRecord & { block: SignedBlock }) | undefined {
-    const seq = this.store.hashes.get(hashKey(hash));
+  /** The stored block of a hash, given as hex or, where the caller has them already, as its 32 bytes. */
+  protected readBlock(hash: string | Uint8Array): (BlockRecord & { block: SignedBlock }) | undefined {
+    const seq = this.store.hashes.get(typeof hash === 'string' ? hashKey(hash) : hash);
     return seq === undefined ? undefined : this.blockBySeq(seq);
   }
 

@@ -97,41 +97,47 @@ describe('journal frames', () => {
     expect(readJournal(journalDir).torn).toEqual({ file: 1, offset: second.offset });
   });
 
-  it('writes and syncs nothing on the calling thread, and 1 MB of frames read back whole', async () => {
-    const { journalDir } = fresh();
-    fs.mkdirSync(journalDir);
-    const calls: string[] = [];
-    const counted =
-      <K extends 'fsyncSync' | 'writeSync' | 'fdatasyncSync'>(name: K) =>
-      (real: (typeof fs)[K]): (typeof fs)[K] =>
-        ((...args: unknown[]) => {
-          calls.push(name);
-          return (real as (...a: unknown[]) => unknown)(...args);
-        }) as (typeof fs)[K];
-    await withFs('fsyncSync', counted('fsyncSync'), () =>
-      withFs('fdatasyncSync', counted('fdatasyncSync'), () =>
-        withFs('writeSync', counted('writeSync'), async () => {
-          const w = new JournalWriter(journalDir, 1);
-          // 1 MB of frames of 1 KB: four times the zeros written ahead at a time.
-          const payload = (i: number) => new Uint8Array(1016).fill(i & 0xff);
-          for (let i = 0; i < 1024; i++) {
-            w.append(payload(i));
-            // Every 100th frame a sync, as groups come: later frames queue while one runs.
-            if (i % 100 === 0) void w.sync();
-          }
-          await w.sync();
-          expect(calls).toEqual([]);
-          await w.close();
-          const frames = readJournal(journalDir).frames;
-          expect(frames).toHaveLength(1024);
-          frames.forEach((f, i) => expect(new Uint8Array(f.payload)).toEqual(payload(i)));
-          // The zeros ahead: the file ends past its last frame.
-          const last = frames.at(-1)!;
-          expect(fs.statSync(journalFileName(journalDir, 1)).size).toBeGreaterThan(last.offset + 8 + 1016);
-        }),
-      ),
-    );
-  });
+  it.each([
+    ['opened O_DSYNC', true],
+    ['an fdatasync after each write', false],
+  ])(
+    'writes and syncs nothing on the calling thread, and 1 MB of frames read back whole (%s)',
+    async (_, dsync) => {
+      const { journalDir } = fresh();
+      fs.mkdirSync(journalDir);
+      const calls: string[] = [];
+      const counted =
+        <K extends 'fsyncSync' | 'writeSync' | 'fdatasyncSync'>(name: K) =>
+        (real: (typeof fs)[K]): (typeof fs)[K] =>
+          ((...args: unknown[]) => {
+            calls.push(name);
+            return (real as (...a: unknown[]) => unknown)(...args);
+          }) as (typeof fs)[K];
+      await withFs('fsyncSync', counted('fsyncSync'), () =>
+        withFs('fdatasyncSync', counted('fdatasyncSync'), () =>
+          withFs('writeSync', counted('writeSync'), async () => {
+            const w = new JournalWriter(journalDir, 1, { dsync });
+            // 1 MB of frames of 1 KB: four times the zeros written ahead at a time.
+            const payload = (i: number) => new Uint8Array(1016).fill(i & 0xff);
+            for (let i = 0; i < 1024; i++) {
+              w.append(payload(i));
+              // Every 100th frame a sync, as groups come: later frames queue while one runs.
+              if (i % 100 === 0) void w.sync();
+            }
+            await w.sync();
+            expect(calls).toEqual([]);
+            await w.close();
+            const frames = readJournal(journalDir).frames;
+            expect(frames).toHaveLength(1024);
+            frames.forEach((f, i) => expect(new Uint8Array(f.payload)).toEqual(payload(i)));
+            // The zeros ahead: the file ends past its last frame.
+            const last = frames.at(-1)!;
+            expect(fs.statSync(journalFileName(journalDir, 1)).size).toBeGreaterThan(last.offset + 8 + 1016);
+          }),
+        ),
+      );
+    },
+  );
 
   it('a failed write stays: its sync and every later one reject, appends throw, frames before it read back', async () => {
     const { journalDir } = fresh();
@@ -163,6 +169,27 @@ describe('journal frames', () => {
     const read = readJournal(journalDir);
     expect(read.frames.map((f) => (decodeFrame(f.payload) as { seq: number }).seq)).toEqual([1]);
     expect(read.torn).toBeUndefined();
+  });
+
+  it('a failed fdatasync stays too (a file opened without O_DSYNC)', async () => {
+    const { journalDir } = fresh();
+    fs.mkdirSync(journalDir);
+    const eio = (() => (_fd: number, cb: (e: Error) => void) => {
+      setImmediate(() => cb(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })));
+    }) as unknown as (real: typeof fs.fdatasync) => typeof fs.fdatasync;
+    const told: Error[] = [];
+    const w = new JournalWriter(journalDir, 1, { dsync: false, onFailure: (e) => told.push(e) });
+    w.append(encodeGroup(1, [block(1)]));
+    await w.sync();
+    await withFs('fdatasync', eio, async () => {
+      w.append(encodeGroup(2, [block(2)]));
+      await expect(w.sync()).rejects.toThrow('EIO');
+    });
+    // The kernel may have dropped the pages it could not write: nothing more goes to this file.
+    expect(() => w.append(encodeGroup(3, [block(3)]))).toThrow('EIO');
+    await expect(w.sync()).rejects.toThrow('EIO');
+    expect(told.map((e) => e.message)).toEqual(['EIO: i/o error, fdatasync']);
+    await expect(w.close()).rejects.toThrow('EIO');
   });
 
   it("resolves a new file's first sync only once its directory entry is durable", async () => {
@@ -244,28 +271,30 @@ describe('BlockJournal against LMDB', () => {
     expect(readJournalState(journalDir, store).pending).toEqual([]);
   });
 
-  it('takes no more groups once a sync failed: the group waiting rejects, the owner is told once, the next cannot append', async () => {
+  it('takes no more groups once a write failed: the group waiting rejects, the owner is told once, the next cannot append', async () => {
     const { journalDir, store } = fresh();
     const told: string[] = [];
     const j = BlockJournal.create(journalDir, store, 1, { onFailure: (e) => told.push(e.message) });
     await group(store, j, [block(1)]);
     expect(j.failed).toBeUndefined();
-    // The fdatasync fails at once, before LMDB has committed the group that waits for it.
-    const eio = (() => (_fd: number, cb: (e: Error) => void) => {
-      setImmediate(() => cb(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })));
-    }) as unknown as (real: typeof fs.fdatasync) => typeof fs.fdatasync;
-    await withFs('fdatasync', eio, async () => {
+    // The write fails at once, before LMDB has committed the group that waits for it.
+    const eio = (() => (_fd: number, _buffers: unknown, _position: number, cb: (e: Error) => void) => {
+      setImmediate(() => cb(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' })));
+    }) as unknown as (real: typeof fs.writev) => typeof fs.writev;
+    await withFs('writev', eio, async () => {
       await expect(group(store, j, [block(2)])).rejects.toThrow('EIO');
     });
     expect(j.failed?.message).toMatch('EIO');
-    expect(told).toEqual(['EIO: i/o error, fdatasync']);
+    expect(told).toEqual(['EIO: i/o error, write']);
     // The ledger asks `failed` first (it then waits for LMDB's flush); an append anyway throws
     // before it writes anything.
     expect(() => j.append([block(3)])).toThrow('EIO');
     expect(store.meta.get(JOURNAL_SEQ_KEY)).toBe('2');
     await expect(j.close()).rejects.toThrow('EIO');
-    // The group synced before the failure reads back (the failed one was written, never durable).
-    expect(decodeFrame(readJournal(journalDir).frames[0]!.payload)).toMatchObject({ seq: 1 });
+    // The group synced before the failure reads back, and nothing after it.
+    expect(
+      readJournal(journalDir).frames.map((f) => (decodeFrame(f.payload) as { seq: number }).seq),
+    ).toEqual([1]);
   });
 
   it('starts a new file past its size and removes the old one once LMDB has flushed past it', async () => {
