@@ -140,7 +140,10 @@ function handled(p: Promise<void>): Promise<void> {
 export interface JournalWriterOptions {
   /** Told once, when a write or sync first fails. */
   onFailure?: (e: Error) => void;
-  /** Open the file O_DSYNC where the platform can (default true); false: an fdatasync after each write (the bench's baseline). */
+  /**
+   * Open the file O_DSYNC where the platform can (default true); false: an fdatasync after each
+   * write (the journal bench's baseline).
+   */
   dsync?: boolean;
 }
 

@@ -937,11 +937,13 @@ export class Ledger extends LedgerReads {
   async closeJournal(): Promise<void> {
     const j = this.journal;
     this.journal = undefined;
-    if (j?.failed) {
-      // Its groups were answered after LMDB's flush since the failure (reported when it happened),
-      // which must not keep the store from closing.
-      await j.close().catch(() => {});
-    } else await j?.close();
+    try {
+      await j?.close();
+    } catch (e) {
+      // A write or sync of it failed (reported when it happened, maybe by this close): its groups
+      // since were answered after LMDB's flush, and the failure must not keep the store open.
+      if (j?.failed === undefined) throw e;
+    }
   }
 
   /** A group's journal entries, or undefined when it must wait for LMDB's flush instead. */
