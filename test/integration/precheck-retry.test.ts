@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerError } from '../../node-core/ledger/errors.ts';
 import { Account, type Kit, kitOf, sealed, XE } from '../helpers/ledger-kit.ts';
+import { bytesToHex } from '../../node-core/protocol/hex.ts';
 import { randomSeed } from '../../node-core/protocol/keys.ts';
 import { startTestNode, type TestNode } from '../helpers/node.ts';
 
@@ -103,11 +104,12 @@ describe('a prechecked block refused for now', () => {
   });
 
   it('submits a prechecked block with one look-up by hash, and answers a copy stored meanwhile as a duplicate', async () => {
-    const ledger = t.node.ledger as unknown as { readBlock(hash: string): unknown };
+    const ledger = t.node.ledger as unknown as { readBlock(hash: string | Uint8Array): unknown };
     const readBlock = ledger.readBlock.bind(ledger);
     const looked: string[] = [];
-    ledger.readBlock = (hash: string) => {
-      looked.push(hash);
+    ledger.readBlock = (hash: string | Uint8Array) => {
+      // By hex or, where the caller has them, by the hash's bytes.
+      looked.push(typeof hash === 'string' ? hash : bytesToHex(hash));
       return readBlock(hash);
     };
     try {
