@@ -152,8 +152,8 @@ export interface JournalWriterOptions {
  * memory; a sync writes every queued frame with one writev in the pool (durable when it returns: see
  * DSYNC), so the node's thread (the desktop app's window's too) makes no file system call of its
  * own. Until 2026-12-03 each group's frame was written with writeSync on that thread, which held it
- * 11 µs (median) to 4.1 ms at ingest here; a sync of 10 frames now takes that thread 50.6 µs of CPU
- * against 83 then (`npm run bench -- journal` and the same loop on the old writer).
+ * 11 µs (median) to 4.1 ms at ingest here; a sync of 10 frames now takes that thread 47.8 µs of CPU
+ * against 84.8 then (the loop of `npm run bench -- journal` run on both writers).
  *
  * `sync()` resolves once a write (and its fdatasync, without O_DSYNC) that began after every append
  * made before the call has completed; while one runs, every later call shares the next one (group
